@@ -1,0 +1,312 @@
+#pragma once
+/// \file fg::gradient_tape: TensorFlow's GradientTape. Records, while alive on its thread,
+/// the evaluations whose inputs it watches, and answers gradient(), jacobian() and
+/// batch_jacobian() by walking its entries in reverse.
+/// Note [tape lifetime]: a non-persistent tape releases every entry (and so every tensor its
+/// backward functions saved) after answering gradient() once; any tape releases them when
+/// reset() or destroyed. A backward step's saved tensors are released as soon as it has run
+/// on a non-persistent tape.
+
+#include <iostream>
+#include <optional>
+#include <string>
+#include <tuple>
+#include <unordered_map>
+
+#include "../ops/reduce.hpp"
+#include "tape_state.hpp"
+
+namespace fusegrad {
+
+/// What gradient() returns for a source the target does not depend on.
+enum class unconnected_gradients { none, zero };
+
+/// Options of a gradient tape, as in TensorFlow: `fg::gradient_tape tape({.persistent = true});`.
+struct gradient_tape_options {
+  bool persistent = false;               ///< allow many gradient() calls
+  bool watch_accessed_variables = true;  ///< watch trainable variables read while recording
+};
+
+/// Records operations on watched tensors and variables for reverse-mode differentiation.
+class gradient_tape {
+ public:
+  using options = gradient_tape_options;
+
+  /// Starts recording on this thread.
+  explicit gradient_tape(options o = {}) {
+    state_.persistent = o.persistent;
+    state_.watch_accessed_variables = o.watch_accessed_variables;
+    detail::tape_stack().push_back(&state_);
+  }
+  gradient_tape(const gradient_tape&) = delete;
+  gradient_tape& operator=(const gradient_tape&) = delete;
+  ~gradient_tape() {
+    auto& st = detail::tape_stack();
+    st.erase(std::remove(st.begin(), st.end(), &state_), st.end());
+  }
+
+  /// Makes the tape track x: evaluations that read x are recorded.
+  template <class T>
+  void watch(const tensor<T>& x) {
+    check_thread("watch");
+    if constexpr (!std::is_floating_point_v<T>) {
+      warn_integer_watch();
+    } else {
+      FG_CHECK(x.defined(), value_error, "gradient_tape::watch: the tensor is undefined");
+      state_.tracked.insert(x.id());
+    }
+  }
+  /// Makes the tape track a variable (also when watch_accessed_variables is false).
+  template <class T>
+  void watch(const variable<T>& v);
+
+  /// The variables this tape watches, in the order it first saw them, of element type T.
+  template <class T = float>
+  std::vector<variable<T>> watched_variables() const;
+
+  /// A scope in which this tape records nothing (TensorFlow's stop_recording).
+  [[nodiscard]] auto stop_recording() {
+    check_thread("stop_recording");
+    struct guard {
+      detail::tape_state* s;
+      bool was;
+      guard(detail::tape_state* st) : s(st), was(st->paused) { s->paused = true; }
+      guard(const guard&) = delete;
+      ~guard() { s->paused = was; }
+    };
+    return guard(&state_);
+  }
+
+  /// Forgets everything recorded and watched; the tape keeps recording.
+  void reset() {
+    check_thread("reset");
+    state_.entries.clear();
+    state_.tracked.clear();
+    state_.variables.clear();
+    state_.used = false;
+  }
+
+  /// d sum(target) / d source. Undefined (or zeros, with unconnected_gradients::zero) when unconnected.
+  template <class Y, class S>
+    requires(tensor_like<Y> && (detail::is_tensor<S>::value || detail::is_variable<S>::value))
+  tensor<value_type_of<S>> gradient(const Y& target, const S& source,
+                                    unconnected_gradients u = unconnected_gradients::none) {
+    return std::move(gradient_impl(target, std::nullopt, {source_of(source)}, u)[0]).template as<value_type_of<S>>();
+  }
+  /// d sum(target * output_gradient) / d source (TensorFlow's output_gradients).
+  template <class Y, class S>
+    requires(tensor_like<Y> && (detail::is_tensor<S>::value || detail::is_variable<S>::value))
+  tensor<value_type_of<S>> gradient(const Y& target, const S& source, const tensor<value_type_of<Y>>& output_gradient,
+                                    unconnected_gradients u = unconnected_gradients::none) {
+    return std::move(gradient_impl(target, output_gradient, {source_of(source)}, u)[0]).template as<value_type_of<S>>();
+  }
+  /// Gradients for several sources of one type, in source order.
+  template <class Y, class S>
+    requires(tensor_like<Y> && (detail::is_tensor<S>::value || detail::is_variable<S>::value))
+  std::vector<tensor<value_type_of<S>>> gradient(const Y& target, std::initializer_list<S> sources,
+                                                 unconnected_gradients u = unconnected_gradients::none) {
+    return gradient(target, std::vector<S>(sources), u);
+  }
+  template <class Y, class S>
+    requires(tensor_like<Y> && (detail::is_tensor<S>::value || detail::is_variable<S>::value))
+  std::vector<tensor<value_type_of<S>>> gradient(const Y& target, const std::vector<S>& sources,
+                                                 unconnected_gradients u = unconnected_gradients::none) {
+    std::vector<source> src;
+    for (const auto& s : sources) src.push_back(source_of(s));
+    auto r = gradient_impl(target, std::nullopt, src, u);
+    std::vector<tensor<value_type_of<S>>> out;
+    for (auto& g : r) out.push_back(std::move(g).template as<value_type_of<S>>());
+    return out;
+  }
+  /// Gradients for sources of mixed kinds given with std::tie, as a tuple for structured bindings:
+  /// `auto [dx, dw] = tape.gradient(y, std::tie(x, w));`.
+  template <class Y, class... S>
+    requires(tensor_like<Y>)
+  std::tuple<tensor<value_type_of<S>>...> gradient(const Y& target, const std::tuple<S&...>& sources,
+                                                   unconnected_gradients u = unconnected_gradients::none) {
+    std::vector<source> src = std::apply([&](const auto&... s) { return std::vector<source>{source_of(s)...}; }, sources);
+    auto r = gradient_impl(target, std::nullopt, src, u);
+    return [&]<std::size_t... I>(std::index_sequence<I...>) {
+      return std::tuple<tensor<value_type_of<S>>...>{std::move(r[I]).template as<value_type_of<S>>()...};
+    }(std::index_sequence_for<S...>{});
+  }
+
+  /// The full Jacobian: shape target.shape() + source.shape().
+  template <class Y, class S>
+  tensor<value_type_of<S>> jacobian(const Y& target, const S& source,
+                                    unconnected_gradients u = unconnected_gradients::none);
+  /// Per-example Jacobian for batched target (b, ...) and source (b, ...): shape (b, ...y, ...x).
+  template <class Y, class S>
+  tensor<value_type_of<S>> batch_jacobian(const Y& target, const S& source,
+                                          unconnected_gradients u = unconnected_gradients::none);
+
+  /// True for a persistent tape.
+  bool persistent() const noexcept { return state_.persistent; }
+  /// Number of entries recorded (each fused evaluation or op counts once).
+  std::size_t size() const noexcept { return state_.entries.size(); }
+
+ private:
+  struct source {
+    tensor_id id;
+    fg::shape shape;
+    dtype type;
+  };
+  /// A gradient as computed, before it takes its source's type.
+  struct result {
+    detail::any_grad g;
+    template <class T>
+    tensor<T> as() && {
+      if constexpr (std::is_floating_point_v<T>) {
+        if (auto* t = std::get_if<tensor<T>>(&g)) return std::move(*t);
+      }
+      return {};
+    }
+  };
+
+  template <class T> source source_of(const tensor<T>& t) const {
+    FG_CHECK(t.defined(), value_error, "gradient_tape::gradient: a source tensor is undefined");
+    return {t.id(), t.shape(), dtype_of<T>()};
+  }
+  template <class T> source source_of(const variable<T>& v) const;
+
+  void check_thread(const char* what) const {
+    FG_CHECK(state_.owner == std::this_thread::get_id(), tape_error, "gradient_tape::", what,
+             ": a tape belongs to the thread that created it; create one gradient_tape per thread");
+  }
+  static void warn_integer_watch() {
+    static bool warned = false;
+    if (!warned) {
+      warned = true;
+      std::cerr << "fusegrad: warning: watching an integer tensor; its gradient will always be None "
+                   "(undefined). Use a float tensor to get gradients.\n";
+    }
+  }
+
+  template <class Y>
+  std::vector<result> gradient_impl(const Y& target_expr, std::optional<tensor<value_type_of<Y>>> out_grad,
+                                    const std::vector<source>& sources, unconnected_gradients u);
+
+  detail::tape_state state_;
+};
+
+template <class Y>
+std::vector<gradient_tape::result> gradient_tape::gradient_impl(const Y& target_expr,
+                                                                std::optional<tensor<value_type_of<Y>>> out_grad,
+                                                                const std::vector<source>& sources,
+                                                                unconnected_gradients u) {
+  using R = value_type_of<Y>;
+  check_thread("gradient");
+  FG_CHECK(!state_.used || state_.persistent, tape_error,
+           "gradient_tape::gradient: GradientTape.gradient can only be called once on non-persistent tapes; "
+           "create the tape with fg::gradient_tape tape({.persistent = true}) to call it several times");
+  for (const auto& s : sources)
+    FG_CHECK(s.type == dtype::float32 || s.type == dtype::float64, value_error,
+             "gradient_tape::gradient: sources must be float or double tensors or variables, got a ", name(s.type),
+             " source of shape ", s.shape, " (its gradient would always be None)");
+  // The target is evaluated as if assigned inside the tape.
+  const tensor<R> target = eval(target_expr);
+  if (out_grad) {
+    FG_CHECK(out_grad->defined() && out_grad->shape() == target.shape(), shape_error,
+             "gradient_tape::gradient: output_gradients has shape ",
+             out_grad->defined() ? out_grad->shape().str() : std::string("undefined"), " but the target has shape ",
+             target.shape(), "; they must match");
+  }
+  std::vector<result> results(sources.size());
+  if constexpr (std::is_floating_point_v<R>) {
+    const bool persistent = state_.persistent;
+    const bool was_paused = state_.paused;
+    // A non-persistent tape is consumed: nothing of its own backward is recorded on it.
+    if (!persistent) state_.paused = true;
+    struct restore {
+      detail::tape_state& s;
+      bool paused;
+      bool release;
+      ~restore() {
+        s.paused = paused;
+        if (release) {
+          s.entries.clear();
+          s.tracked.clear();
+        }
+      }
+    } restore_guard{state_, was_paused, !persistent};
+    state_.used = true;
+
+    // Entries that lead from a source to the target (forward pass over the recording).
+    const std::size_t n = state_.entries.size();
+    std::unordered_set<tensor_id> reach;
+    for (const auto& s : sources) reach.insert(s.id);
+    std::vector<char> useful(n, 0);
+    for (std::size_t i = 0; i < n; ++i) {
+      const auto& e = state_.entries[i];
+      if (!e.fn) continue;
+      if (std::any_of(e.inputs.begin(), e.inputs.end(), [&](tensor_id id) { return reach.count(id) != 0; })) {
+        useful[i] = 1;
+        for (tensor_id o : e.outputs) reach.insert(o);
+      }
+    }
+    std::unordered_map<tensor_id, detail::any_grad> grads;
+    grads.emplace(target.id(), out_grad ? tensor<R>(*out_grad) : tensor<R>(fg::fill_like(target, R(1))));
+    auto accumulate = [](detail::any_grad& acc, detail::any_grad&& g) {
+      if (std::holds_alternative<std::monostate>(acc)) {
+        acc = std::move(g);
+        return;
+      }
+      std::visit(
+          [&](auto& a) {
+            using A = std::decay_t<decltype(a)>;
+            if constexpr (!std::is_same_v<A, std::monostate>) {
+              if (auto* b = std::get_if<A>(&g)) a = A(a + *b);
+            }
+          },
+          acc);
+    };
+    std::vector<detail::any_grad> up, out;
+    std::vector<char> need_storage;
+    for (std::size_t i = n; i-- > 0;) {
+      if (!useful[i]) continue;
+      // Copy what we need: running backward may append entries (persistent tapes record it).
+      const auto fn = state_.entries[i].fn;
+      const detail::id_list ins = state_.entries[i].inputs;
+      const detail::id_list outs = state_.entries[i].outputs;
+      up.assign(outs.size(), {});
+      bool any = false;
+      for (std::size_t k = 0; k < outs.size(); ++k) {
+        auto it = grads.find(outs[k]);
+        if (it != grads.end()) {
+          up[k] = it->second;
+          any = true;
+        }
+      }
+      if (!any) continue;
+      need_storage.assign(ins.size(), 0);
+      for (std::size_t k = 0; k < ins.size(); ++k) need_storage[k] = reach.count(ins[k]) != 0;
+      std::unique_ptr<bool[]> need(new bool[ins.size()]);
+      for (std::size_t k = 0; k < ins.size(); ++k) need[k] = need_storage[k] != 0;
+      out.assign(ins.size(), {});
+      try {
+        fn->run(up, std::span<const bool>(need.get(), ins.size()), out);
+      } catch (const tape_error&) {
+        throw;
+      } catch (const std::invalid_argument& ex) {
+        throw shape_error(detail::cat("gradient_tape::gradient: the backward function of '", fn->name(),
+                                      "' failed: ", ex.what()));
+      }
+      for (std::size_t k = 0; k < ins.size(); ++k)
+        if (!std::holds_alternative<std::monostate>(out[k])) accumulate(grads[ins[k]], std::move(out[k]));
+      if (!persistent) state_.entries[i].fn.reset();
+    }
+    for (std::size_t s = 0; s < sources.size(); ++s) {
+      auto it = grads.find(sources[s].id);
+      if (it != grads.end()) results[s].g = it->second;
+    }
+  }
+  if (!state_.persistent) state_.used = true;
+  for (std::size_t s = 0; s < sources.size(); ++s) {
+    if (u == unconnected_gradients::zero && std::holds_alternative<std::monostate>(results[s].g)) {
+      if (sources[s].type == dtype::float32) results[s].g = fg::zeros<float>(sources[s].shape);
+      else results[s].g = fg::zeros<double>(sources[s].shape);
+    }
+  }
+  return results;
+}
+}  // namespace fusegrad

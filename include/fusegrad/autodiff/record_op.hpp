@@ -1,0 +1,39 @@
+#pragma once
+/// \file Recording of non-elementwise ops (reshape, reductions, matmul...): each gives its
+/// backward as a function from the output's gradient to its inputs' gradients, written with
+/// fusegrad ops so that it is itself recorded for higher orders.
+
+#include <array>
+#include <memory>
+
+#include "tape_state.hpp"
+
+namespace fusegrad::detail {
+
+template <class T, std::size_t N, class F>
+struct op_entry final : backward_fn {
+  const char* op;
+  F f;
+  op_entry(const char* n, F fn) : op(n), f(std::move(fn)) {}
+  const char* name() const noexcept override { return op; }
+  void run(std::span<const any_grad> upstream, std::span<const bool> needed, std::span<any_grad> grads) override {
+    const auto* g = std::get_if<tensor<T>>(&upstream[0]);
+    if (!g) return;
+    std::array<tensor<T>, N> r = f(*g, needed);
+    for (std::size_t i = 0; i < N; ++i)
+      if (needed[i] && r[i].defined()) grads[i] = std::move(r[i]);
+  }
+};
+
+/// Records an op with N inputs of element type T and one output. `backward(g, needed)`
+/// returns the N input gradients (undefined where not needed). Costs nothing when no tape
+/// on this thread tracks an input, and nothing at all for non-floating T.
+template <class T, std::size_t N, class F>
+void record_op(const char* name, const std::array<tensor_id, N>& inputs, tensor_id out, F&& backward) {
+  if constexpr (std::is_floating_point_v<T>) {
+    if (!recording()) return;
+    const tensor_id outs[1] = {out};
+    record(inputs, outs, [&] { return std::make_shared<op_entry<T, N, std::decay_t<F>>>(name, std::forward<F>(backward)); });
+  }
+}
+}  // namespace fusegrad::detail

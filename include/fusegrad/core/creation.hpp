@@ -1,0 +1,63 @@
+#pragma once
+/// \file Tensors made from a shape: zeros, ones, fill, range, linspace, and their _like forms.
+
+#include <cmath>
+
+#include "tensor.hpp"
+
+namespace fusegrad {
+
+/// A tensor of shape s with every element equal to v.
+template <element_type T>
+tensor<T> fill(const fg::shape& s, T v) {
+  tensor<T> t(s, fg::device::cpu());
+  std::fill(t.buffer()->data, t.buffer()->data + t.size(), v);
+  return t;
+}
+/// Zeros of shape s.
+template <element_type T = float>
+tensor<T> zeros(const fg::shape& s) { return fill<T>(s, T(0)); }
+/// Ones of shape s.
+template <element_type T = float>
+tensor<T> ones(const fg::shape& s) { return fill<T>(s, T(1)); }
+/// v in x's shape and type.
+template <class T>
+tensor<T> fill_like(const tensor<T>& x, T v) { return fill<T>(x.shape(), v); }
+/// Zeros in x's shape and type.
+template <class T>
+tensor<T> zeros_like(const tensor<T>& x) { return fill<T>(x.shape(), T(0)); }
+/// Ones in x's shape and type.
+template <class T>
+tensor<T> ones_like(const tensor<T>& x) { return fill<T>(x.shape(), T(1)); }
+
+/// start, start + delta, ... up to but excluding limit (tf.range).
+template <element_type T>
+tensor<T> range(T start, T limit, T delta = T(1)) {
+  FG_CHECK(delta != T(0), value_error, "fg::range: delta must not be zero");
+  const double n = std::ceil((static_cast<double>(limit) - static_cast<double>(start)) / static_cast<double>(delta));
+  const std::size_t count = n > 0 ? static_cast<std::size_t>(n) : 0;
+  tensor<T> t(fg::shape{count}, fg::device::cpu());
+  for (std::size_t i = 0; i < count; ++i) t.buffer()->data[i] = static_cast<T>(start + static_cast<T>(i) * delta);
+  return t;
+}
+/// 0, 1, ..., limit - 1.
+template <element_type T>
+tensor<T> range(T limit) { return range<T>(T(0), limit, T(1)); }
+/// numpy's name for fg::range.
+template <element_type T>
+tensor<T> arange(T start, T limit, T delta = T(1)) { return range<T>(start, limit, delta); }
+/// numpy's name for fg::range.
+template <element_type T>
+tensor<T> arange(T limit) { return range<T>(limit); }
+
+/// num evenly spaced values from start to stop inclusive (tf.linspace).
+template <element_type T = float>
+tensor<T> linspace(T start, T stop, std::size_t num) {
+  static_assert(std::is_floating_point_v<T>, "fg::linspace makes float or double tensors");
+  tensor<T> t(fg::shape{num}, fg::device::cpu());
+  const double step = num > 1 ? (static_cast<double>(stop) - start) / static_cast<double>(num - 1) : 0.0;
+  for (std::size_t i = 0; i < num; ++i) t.buffer()->data[i] = static_cast<T>(start + step * static_cast<double>(i));
+  if (num > 1) t.buffer()->data[num - 1] = stop;
+  return t;
+}
+}  // namespace fusegrad

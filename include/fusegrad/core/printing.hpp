@@ -1,0 +1,32 @@
+#pragma once
+/// \file operator<< for tensors and expressions, in TensorFlow's layout:
+/// `tensor(<numpy body>, shape=(2, 4), dtype=int32)`, the body on its own line when it spans several.
+
+#include <ostream>
+#include <sstream>
+
+#include "format.hpp"
+#include "tensor.hpp"
+
+namespace fusegrad {
+
+/// Prints a tensor like TensorFlow prints a tf.Tensor.
+template <class T>
+std::ostream& operator<<(std::ostream& os, const tensor<T>& t) {
+  if (!t.defined()) return os << "tensor(undefined)";
+  const tensor<T> h = t.device().is_cpu() ? t : t.cpu();
+  std::ostringstream body;
+  detail::format_array(body, h.data(), std::span<const std::size_t>(h.shape().begin(), h.shape().size()));
+  const std::string b = body.str();
+  os << "tensor(" << (b.find('\n') != std::string::npos ? "\n" : "") << b << ", shape=" << t.shape()
+     << ", dtype=" << name(t.dtype());
+  if (!t.device().is_cpu()) os << ", device=" << t.device();
+  return os << ")";
+}
+
+/// Prints the value of an expression (it is evaluated first).
+template <expression E>
+std::ostream& operator<<(std::ostream& os, const E& e) {
+  return os << tensor<typename E::value_type>(e);
+}
+}  // namespace fusegrad

@@ -1,0 +1,132 @@
+#pragma once
+/// \file fg::shape: a tensor's dimensions, stored inline (no allocation), rank <= fg::max_rank.
+
+#include <algorithm>
+#include <array>
+#include <initializer_list>
+#include <ostream>
+#include <span>
+#include <string>
+
+#include "config.hpp"
+#include "error.hpp"
+
+namespace fusegrad {
+
+/// The dimensions of a tensor, outermost first; rank 0 is a scalar.
+class shape {
+ public:
+  using value_type = std::size_t;
+
+  shape() = default;
+  shape(std::initializer_list<std::size_t> dims) { assign(dims.begin(), dims.end()); }
+  explicit shape(std::span<const std::size_t> dims) { assign(dims.begin(), dims.end()); }
+  template <class It>
+  shape(It first, It last) { assign(first, last); }
+
+  /// Number of dimensions.
+  std::size_t rank() const noexcept { return rank_; }
+  /// Number of dimensions (container spelling).
+  std::size_t size() const noexcept { return rank_; }
+  /// Product of the dimensions (1 for a scalar).
+  std::size_t elements() const noexcept {
+    std::size_t n = 1;
+    for (std::size_t i = 0; i < rank_; ++i) n *= dims_[i];
+    return n;
+  }
+  bool empty() const noexcept { return rank_ == 0; }
+  std::size_t operator[](std::size_t i) const noexcept { return dims_[i]; }
+  std::size_t& operator[](std::size_t i) noexcept { return dims_[i]; }
+  /// Dimension i with bounds checking.
+  std::size_t at(std::size_t i) const {
+    FG_CHECK(i < rank_, index_error, "shape::at: index ", i, " out of range for rank ", rank_);
+    return dims_[i];
+  }
+  const std::size_t* begin() const noexcept { return dims_.data(); }
+  const std::size_t* end() const noexcept { return dims_.data() + rank_; }
+  std::size_t* begin() noexcept { return dims_.data(); }
+  std::size_t* end() noexcept { return dims_.data() + rank_; }
+  const std::size_t* data() const noexcept { return dims_.data(); }
+  std::size_t back() const noexcept { return dims_[rank_ - 1]; }
+
+  void push_back(std::size_t d) {
+    FG_CHECK(rank_ < max_rank, shape_error, "fusegrad supports tensors up to rank ", max_rank);
+    dims_[rank_++] = d;
+  }
+  void insert(std::size_t pos, std::size_t d) {
+    FG_CHECK(rank_ < max_rank, shape_error, "fusegrad supports tensors up to rank ", max_rank);
+    std::copy_backward(dims_.begin() + pos, dims_.begin() + rank_, dims_.begin() + rank_ + 1);
+    dims_[pos] = d;
+    ++rank_;
+  }
+  void erase(std::size_t pos) {
+    std::copy(dims_.begin() + pos + 1, dims_.begin() + rank_, dims_.begin() + pos);
+    --rank_;
+  }
+
+  friend bool operator==(const shape& a, const shape& b) noexcept {
+    return std::equal(a.begin(), a.end(), b.begin(), b.end());
+  }
+
+  /// "(2, 4)", "()", "(3,)" like Python tuples.
+  std::string str() const {
+    std::string s = "(";
+    for (std::size_t i = 0; i < rank_; ++i) {
+      if (i) s += ", ";
+      s += std::to_string(dims_[i]);
+    }
+    if (rank_ == 1) s += ",";
+    return s + ")";
+  }
+  friend std::ostream& operator<<(std::ostream& os, const shape& s) { return os << s.str(); }
+
+ private:
+  template <class It>
+  void assign(It first, It last) {
+    rank_ = 0;
+    for (; first != last; ++first) {
+      FG_CHECK(*first >= 0, shape_error, "fusegrad: negative dimension ", *first, " in a shape");
+      push_back(static_cast<std::size_t>(*first));
+    }
+  }
+  std::array<std::size_t, max_rank> dims_{};
+  std::size_t rank_ = 0;
+};
+
+namespace detail {
+/// Row-major strides (in elements) of a contiguous tensor of shape s.
+inline std::array<index_t, max_rank> contiguous_strides(const shape& s) {
+  std::array<index_t, max_rank> st{};
+  index_t acc = 1;
+  for (std::size_t i = s.rank(); i-- > 0;) {
+    st[i] = acc;
+    acc *= static_cast<index_t>(s[i]);
+  }
+  return st;
+}
+
+/// Numpy broadcasting of two shapes; throws shape_error naming `op` and both shapes.
+inline shape broadcast_shapes(const shape& a, const shape& b, const char* op) {
+  if (a == b) return a;
+  const std::size_t r = std::max(a.rank(), b.rank());
+  shape out;
+  for (std::size_t i = 0; i < r; ++i) out.push_back(1);
+  for (std::size_t i = 0; i < r; ++i) {
+    const std::size_t da = i < r - a.rank() ? 1 : a[i - (r - a.rank())];
+    const std::size_t db = i < r - b.rank() ? 1 : b[i - (r - b.rank())];
+    FG_CHECK(da == db || da == 1 || db == 1, shape_error, "fg::", op, ": shapes ", a, " and ", b,
+             " cannot be broadcast together (dimension ", i, ": ", da, " vs ", db, ")");
+    out[i] = da == 1 ? db : da;
+  }
+  return out;
+}
+
+/// Normalises a possibly negative axis against `rank`; throws index_error naming `op`.
+inline std::size_t normalize_axis(long axis, std::size_t rank, const char* op) {
+  const long r = static_cast<long>(rank);
+  FG_CHECK(axis >= -r && axis < r, index_error, "fg::", op, ": axis ", axis,
+           " is out of range for a tensor of rank ", rank, " (valid: ", -r, " to ", r - 1, ")");
+  return static_cast<std::size_t>(axis < 0 ? axis + r : axis);
+}
+}  // namespace detail
+}  // namespace fusegrad

@@ -1,0 +1,96 @@
+#pragma once
+/// \file The shared, immutable buffer behind tensors, and the counters tests use to prove fusion.
+
+#include <cstdint>
+#include <memory>
+#include <new>
+
+#include "device.hpp"
+#include "error.hpp"
+
+namespace fusegrad {
+namespace detail {
+
+/// Per-thread counters of buffer and evaluation events. Note [counters]: they are plain
+/// thread_local integers so that counting costs nothing measurable on the scalar fast path;
+/// tests read them on the thread that does the work.
+struct event_counters {
+  std::int64_t live_buffers = 0;   ///< buffers allocated and not yet freed
+  std::int64_t allocations = 0;    ///< buffers allocated so far
+  std::int64_t passes = 0;         ///< fused loops run by evaluators (elementwise, reductions)
+};
+inline event_counters& counters() {
+  thread_local event_counters c;
+  return c;
+}
+
+/// Releases a device allocation; installed by the device backend.
+using device_free_fn = void (*)(void* p, device d) noexcept;
+
+/// What the device backend provides for memory (see eval/device.hpp). Null when no device
+/// backend is compiled in; then only the host exists.
+struct device_runtime {
+  void* (*allocate)(std::size_t bytes, device d);  ///< throws out_of_memory
+  device_free_fn release;
+  void (*copy)(void* dst, device dd, const void* src, device sd, std::size_t bytes);
+  int (*count)();  ///< number of GPUs present
+};
+inline const device_runtime*& active_device_runtime() {
+  static const device_runtime* r = nullptr;
+  return r;
+}
+inline const device_runtime& require_device_runtime(device d) {
+  const device_runtime* r = active_device_runtime();
+  FG_CHECK(r != nullptr, device_error, "fusegrad: ", d.str(),
+           " is not available: this program was built without the device backend "
+           "(define FUSEGRAD_DEVICE and build with Thrust, see docs/device.md)");
+  const int n = r->count();
+  FG_CHECK(d.index >= 0 && d.index < n, device_error, "fusegrad: ", d.str(), " does not exist (", n,
+           " GPU(s) present; valid: /gpu:0 to /gpu:", n - 1, ")");
+  return *r;
+}
+
+/// One allocation of `size` elements of T on a device. Buffers of one element on the host
+/// live inside the control block, so a scalar tensor costs one allocation.
+template <class T>
+struct storage {
+  T* data = nullptr;
+  std::size_t size = 0;
+  device dev = device::cpu();
+  device_free_fn device_free = nullptr;
+  T small{};
+
+  storage(std::size_t n, device d) : size(n), dev(d) {
+    if (d.is_gpu()) {
+      const device_runtime& rt = require_device_runtime(d);
+      data = static_cast<T*>(rt.allocate(n * sizeof(T), d));
+      device_free = rt.release;
+    } else {
+      if (n <= 1) {
+        data = &small;
+      } else {
+        try {
+          data = static_cast<T*>(::operator new(n * sizeof(T), std::align_val_t{64}));
+        } catch (const std::bad_alloc&) {
+          throw out_of_memory(cat("fusegrad: cannot allocate ", n * sizeof(T), " bytes on ", d.str()));
+        }
+      }
+    }
+    ++counters().live_buffers;
+    ++counters().allocations;
+  }
+  /// Adopts a device allocation made by the device backend.
+  storage(T* p, std::size_t n, device d, device_free_fn f) : data(p), size(n), dev(d), device_free(f) {
+    ++counters().live_buffers;
+    ++counters().allocations;
+  }
+  storage(const storage&) = delete;
+  storage& operator=(const storage&) = delete;
+  ~storage() {
+    if (device_free) device_free(data, dev);
+    else if (data != &small && data) ::operator delete(data, std::align_val_t{64});
+    --counters().live_buffers;
+  }
+};
+}  // namespace detail
+}  // namespace fusegrad

@@ -1,0 +1,198 @@
+#pragma once
+/// \file fg::tensor<T>: an immutable, eagerly evaluated n-d array whose copies share one buffer.
+
+#include <algorithm>
+#include <initializer_list>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include <xtensor/xadapt.hpp>
+#include <xtensor/xarray.hpp>
+
+#include "../expr/fwd.hpp"
+#include "device.hpp"
+#include "dtype.hpp"
+#include "error.hpp"
+#include "shape.hpp"
+#include "storage.hpp"
+
+namespace fusegrad {
+
+namespace detail {
+template <class T, std::size_t D> struct nested_list {
+  using type = std::initializer_list<typename nested_list<T, D - 1>::type>;
+};
+template <class T> struct nested_list<T, 0> { using type = T; };
+
+template <class T, class L>
+void nested_shape(const L& l, shape& s, std::size_t depth) {
+  if constexpr (!std::is_same_v<L, T>) {
+    if (s.rank() == depth) s.push_back(l.size());
+    FG_CHECK(s[depth] == l.size(), shape_error, "fg::tensor: ragged nested initializer list (dimension ",
+             depth, " has lengths ", s[depth], " and ", l.size(), ")");
+    for (const auto& sub : l) nested_shape<T>(sub, s, depth + 1);
+  }
+}
+template <class T, class L>
+void nested_copy(const L& l, T*& out) {
+  if constexpr (std::is_same_v<L, T>) *out++ = l;
+  else
+    for (const auto& sub : l) nested_copy<T>(sub, out);
+}
+}  // namespace detail
+
+/// An immutable n-d array of T with a dynamic shape, on a device; copies share the buffer.
+template <class T>
+class tensor {
+  static_assert(element_type<T>, "fg::tensor<T>: T must be float, double, int32_t, int64_t or bool");
+
+ public:
+  using value_type = T;
+
+  /// An undefined tensor (what a gradient with no connection returns); `defined()` is false.
+  tensor() = default;
+
+  /// A rank-0 tensor holding v (`fg::tensor<float> x = 3.0f;`).
+  tensor(T v) : tensor(fg::shape{}, device_for_new()) { *buf_->data = v; }  // NOLINT: implicit like tf.constant
+  /// A rank-0 tensor from another arithmetic scalar; a floating scalar cannot make an integer tensor.
+  template <class U>
+    requires(std::is_arithmetic_v<U> && !std::same_as<U, T> && !std::same_as<U, bool> &&
+             !(std::floating_point<U> && !std::floating_point<T>) && !std::same_as<T, bool>)
+  tensor(U v) : tensor(static_cast<T>(v)) {}  // NOLINT
+
+  /// From nested initializer lists: `fg::tensor<int> x = {{1, 2}, {3, 4}};`.
+  tensor(std::initializer_list<T> l) { from_list(l); }
+  tensor(typename detail::nested_list<T, 2>::type l) { from_list(l); }
+  tensor(typename detail::nested_list<T, 3>::type l) { from_list(l); }
+  tensor(typename detail::nested_list<T, 4>::type l) { from_list(l); }
+  tensor(typename detail::nested_list<T, 5>::type l) { from_list(l); }
+
+  /// Copies `s.elements()` values from `data` (a raw row-major buffer).
+  tensor(const fg::shape& s, const T* data) : tensor(s, device::cpu()) {
+    std::copy(data, data + size(), buf_->data);
+  }
+  /// Takes the values of a std::vector laid out row-major in shape s.
+  tensor(const fg::shape& s, const std::vector<T>& v) : tensor(s, device::cpu()) {
+    FG_CHECK(v.size() == size(), shape_error, "fg::tensor: ", v.size(), " values cannot fill shape ", s,
+             " (", s.elements(), " elements)");
+    std::copy(v.begin(), v.end(), buf_->data);
+  }
+  /// Evaluates an xtensor expression or container (xt::xarray, xt::xtensor, views...).
+  template <class E>
+  tensor(const xt::xexpression<E>& e) {  // NOLINT: implicit, like numpy arrays into tf
+    const auto& d = e.derived_cast();
+    fg::shape s(d.shape().begin(), d.shape().end());
+    *this = tensor(s, device::cpu());
+    auto out = xt::adapt(buf_->data, size(), xt::no_ownership(), d.shape());
+    out = d;
+  }
+  /// Evaluates a lazy expression: the whole elementwise chain runs in one fused pass.
+  template <expression E>
+  tensor(const E& e);  // NOLINT: defined in expr/evaluate.hpp
+  /// Reads a variable's current value.
+  tensor(const variable<T>& v);  // NOLINT: defined in autodiff/variable.hpp
+
+  /// An uninitialised tensor of shape s on d (evaluators fill it before anyone sees it).
+  tensor(const fg::shape& s, device d) : buf_(std::make_shared<detail::storage<T>>(s.elements(), d)),
+                                          shape_(s), id_(detail::next_id()) {}
+  /// A tensor over an existing buffer with a given identity (internal: views, variables).
+  tensor(std::shared_ptr<detail::storage<T>> b, const fg::shape& s, tensor_id id)
+      : buf_(std::move(b)), shape_(s), id_(id) {}
+
+  /// False for the undefined tensor (no buffer).
+  bool defined() const noexcept { return static_cast<bool>(buf_); }
+  const fg::shape& shape() const noexcept { return shape_; }
+  std::size_t rank() const noexcept { return shape_.rank(); }
+  /// Number of elements.
+  std::size_t size() const noexcept { return shape_.elements(); }
+  /// The element type's tag.
+  static constexpr fg::dtype dtype() noexcept { return dtype_of<T>(); }
+  /// Where the buffer lives.
+  fg::device device() const noexcept { return buf_ ? buf_->dev : fg::device::cpu(); }
+  /// Pointer to the first element (host or device memory, see device()).
+  const T* data() const noexcept { return buf_ ? buf_->data : nullptr; }
+  /// The identity gradient tapes know this value by.
+  tensor_id id() const noexcept { return id_; }
+  /// The shared buffer (internal).
+  const std::shared_ptr<detail::storage<T>>& buffer() const noexcept { return buf_; }
+
+  /// The single element of a one-element tensor.
+  T item() const {
+    require_host("item");
+    FG_CHECK(size() == 1, value_error, "fg::tensor::item: only one-element tensors convert to a scalar; this one has shape ",
+             shape_, " (", size(), " elements)");
+    return *buf_->data;
+  }
+  /// A copy of the values as an xtensor array (TensorFlow's `.numpy()`).
+  xt::xarray<T> numpy() const {
+    require_host("numpy");
+    std::vector<std::size_t> s(shape_.begin(), shape_.end());
+    xt::xarray<T> a = xt::adapt(buf_->data, size(), xt::no_ownership(), s);
+    return a;
+  }
+  /// A zero-copy, read-only xtensor view of a host tensor's buffer.
+  auto xview() const {
+    require_host("xview");
+    std::vector<std::size_t> s(shape_.begin(), shape_.end());
+    return xt::adapt(static_cast<const T*>(buf_->data), size(), xt::no_ownership(), s);
+  }
+  /// Truth value of a one-element tensor (`if (x > 0)`); ambiguous for more elements.
+  explicit operator bool() const {
+    FG_CHECK(size() == 1, value_error, "the truth value of a tensor with ", size(), " elements (shape ", shape_,
+             ") is ambiguous; use fg::reduce_any or fg::reduce_all");
+    return static_cast<bool>(item());
+  }
+  /// The value of a one-element tensor as a C++ scalar (`int(num % 3)`).
+  template <class U>
+    requires(std::is_arithmetic_v<U> && !std::same_as<U, bool>)
+  explicit operator U() const { return static_cast<U>(item()); }
+
+  /// Same values on the host.
+  tensor cpu() const;
+  /// Same values on GPU n.
+  tensor gpu(int n = 0) const;
+  /// Same values on device d.
+  tensor to(fg::device d) const;
+
+  /// Indexing and slicing (`x(1, 2)`, `x(fg::range(0, 2), fg::all)`); defined in ops/indexing.hpp.
+  template <class... I>
+  tensor operator()(const I&... idx) const;
+
+ private:
+  static fg::device device_for_new() { return fg::device::cpu(); }
+  void require_host(const char* what) const {
+    FG_CHECK(defined(), value_error, "fg::tensor::", what, ": the tensor is undefined (an unconnected gradient?)");
+    FG_CHECK(device().is_cpu(), device_error, "fg::tensor::", what, ": tensor is on ", device().str(),
+             "; call .cpu() first");
+  }
+  template <class L>
+  void from_list(const L& l) {
+    fg::shape s;
+    detail::nested_shape<T>(l, s, 0);
+    *this = tensor(s, fg::device::cpu());
+    T* out = buf_->data;
+    detail::nested_copy<T>(l, out);
+  }
+
+  std::shared_ptr<detail::storage<T>> buf_;
+  fg::shape shape_;
+  tensor_id id_ = 0;
+};
+
+template <class T>
+tensor<T> tensor<T>::to(fg::device d) const {
+  FG_CHECK(defined(), value_error, "fg::tensor::to: the tensor is undefined");
+  if (d == device()) return *this;
+  const fg::device from = device();
+  const detail::device_runtime& rt = detail::require_device_runtime(d.is_gpu() ? d : from);
+  tensor r(shape_, d);
+  if (size() > 0) rt.copy(r.buf_->data, d, buf_->data, from, size() * sizeof(T));
+  return r;
+}
+template <class T> tensor<T> tensor<T>::cpu() const { return to(fg::device::cpu()); }
+template <class T> tensor<T> tensor<T>::gpu(int n) const { return to(fg::device::gpu(n)); }
+
+template <class T> tensor(T) -> tensor<T>;
+template <class T> tensor(std::initializer_list<T>) -> tensor<T>;
+}  // namespace fusegrad

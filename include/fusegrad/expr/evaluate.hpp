@@ -1,0 +1,207 @@
+#pragma once
+/// \file When and how expressions become tensors, and how evaluations are recorded on tapes.
+/// Note [evaluation levels]: recording an evaluation instantiates its backward, whose gradient
+/// expressions are evaluated and recorded in turn. To keep that type recursion finite, each
+/// evaluation carries a level: user code evaluates at level 0, a backward pass at level + 1,
+/// fused while the level is at most fused_levels. Beyond it, gradient expressions run op by op
+/// (each op a one-node expression over tensors), a finite set of types. So first-order
+/// backward passes are fused and higher orders are exact but unfused.
+
+#include <array>
+#include <memory>
+
+#include "../autodiff/tape_state.hpp"
+#include "../eval/host_reduce.hpp"
+#include "gradient.hpp"
+
+namespace fusegrad {
+/// A tensor with the same values and a new shape of the same size (-1 infers one dimension).
+template <class T> tensor<T> reshape(const tensor<T>& x, const fg::shape& s);
+
+namespace detail {
+inline constexpr int fused_levels = 1;
+
+/// The device every leaf of e lives on; throws device_error naming both when they differ.
+template <class E>
+fg::device common_device(const E& e) {
+  fg::device d = default_device();
+  bool first = true;
+  expr::for_each_leaf(e, [&](const auto& l) {
+    const fg::device ld = l.value.device();
+    if (first) d = ld;
+    FG_CHECK(ld == d, device_error, "fusegrad: operands of one expression live on ", d.str(), " and ", ld.str(),
+             "; move one with .gpu() or .cpu() (fusegrad never copies between devices silently)");
+    first = false;
+  });
+  return d;
+}
+
+/// Runs a host or device evaluation of e over `out` into dst.
+template <class E, class T>
+void run_elementwise(const E& e, const fg::shape& out, fg::device d, T* dst) {
+  FG_CHECK(d.is_cpu(), device_error, "fusegrad: evaluating on ", d.str(),
+           " needs the device backend; include <fusegrad/eval/device.hpp> and build with Thrust");
+  host::evaluate_host(e, out, dst);
+}
+
+template <int Level, class E> struct fused_entry;
+
+/// Records e (evaluated over `iter`, its upstream gradient reshaped to `gshape`) on the tapes
+/// that track one of its floating-point leaves.
+template <int Level, class E>
+void record_fused(const E& e, const fg::shape& iter, const fg::shape& gshape, tensor_id out) {
+  constexpr std::size_t L = expr::leaf_count<E>::value;
+  if constexpr (L > 0) {
+    typename fused_entry<Level, E>::input_list inputs;
+    id_list ids;
+    std::size_t p = 0;
+    expr::for_each_leaf(e, [&](const auto& l) {
+      using T = typename std::remove_cvref_t<decltype(l)>::value_type;
+      if constexpr (std::is_floating_point_v<T>) {
+        const tensor_id id = l.value.id();
+        std::size_t k = 0;
+        while (k < ids.size() && ids[k] != id) ++k;
+        if (k == ids.size()) {
+          ids.push_back(id);
+          inputs.push_back({l.value.shape(), dtype_of<T>(), {}});
+        }
+        inputs[k].on[p] = true;
+      }
+      ++p;
+    });
+    if (ids.empty()) return;
+    const tensor_id outs[1] = {out};
+    record(std::span<const tensor_id>(ids.data(), ids.size()), outs, [&] { return std::make_shared<fused_entry<Level, E>>(e, iter, gshape, std::move(inputs)); });
+  }
+}
+
+/// Evaluates e broadcast to `out` at a given level (Note [evaluation levels]).
+template <int Level, class E, class T = typename E::value_type>
+tensor<T> evaluate_to(const E& e, const fg::shape& out) {
+  if constexpr (expr::is_leaf<E>::value)
+    if (e.shape() == out) return e.value;
+  const fg::device d = common_device(e);
+  tensor<T> r(out, d);
+  run_elementwise(e, out, d, r.buffer()->data);
+  if constexpr (std::is_floating_point_v<T>)
+    if (recording()) record_fused<Level>(e, out, out, r.id());
+  return r;
+}
+
+template <class A>
+auto unfused_operand(const A& a) {
+  if constexpr (expression<A>) return expr::leaf<typename A::value_type>{evaluate_unfused(a)};
+  else return a;
+}
+
+/// Evaluates e one op at a time: the op-by-op mode, also used past the fused levels.
+template <class E, class T = typename E::value_type>
+tensor<T> evaluate_unfused(const E& e) {
+  if constexpr (expr::is_leaf<E>::value) {
+    return e.value;
+  } else {
+    auto leafy = std::apply([](const auto&... a) { return std::make_tuple(unfused_operand(a)...); }, e.args);
+    using N = decltype(std::apply([&](const auto&... a) { return expr::node<typename E::op_type, std::remove_cvref_t<decltype(a)>...>(e.op, a...); }, leafy));
+    return evaluate_to<fused_levels>(N(e.op, leafy, e.shape()), e.shape());
+  }
+}
+
+/// Evaluates e at `Level`: fused up to fused_levels, op by op beyond.
+template <int Level, class E>
+auto evaluate_level(const E& e) {
+  if constexpr (Level <= fused_levels) return evaluate_to<Level>(e, e.shape());
+  else return evaluate_unfused(e);
+}
+
+/// Sum of e, broadcast over `iter`, reduced to `target` (a shape iter broadcasts from): the
+/// reduction of a gradient over broadcast axes, and reduce_sum. One fused pass, recorded.
+template <int Level, class E, class T = typename E::value_type>
+tensor<T> sum_to(const E& e, const fg::shape& iter, const fg::shape& target) {
+  if (target == iter) {
+    if constexpr (Level <= fused_levels) return evaluate_to<Level>(e, iter);
+    else return e.shape() == iter ? evaluate_unfused(e) : evaluate_to<fused_levels>(expr::leaf<T>{evaluate_unfused(e)}, iter);
+  }
+  if constexpr (Level > fused_levels) {
+    return sum_to<fused_levels>(expr::leaf<T>{evaluate_unfused(e)}, iter, target);
+  } else {
+    fg::shape keep;
+    const std::size_t off = iter.rank() - target.rank();
+    for (std::size_t d = 0; d < iter.rank(); ++d) keep.push_back(d < off ? 1 : target[d - off]);
+    const fg::device dev = common_device(e);
+    FG_CHECK(dev.is_cpu(), device_error, "fusegrad: reductions on ", dev.str(), " need the device backend");
+    using A = typename host::sum_reducer<T>::acc;
+    std::vector<A> acc(keep.elements(), A(0));
+    host::reduce_host<host::sum_reducer<T>>(e, iter, keep, acc.data());
+    tensor<T> r(target, dev);
+    std::copy(acc.begin(), acc.end(), r.buffer()->data);
+    if constexpr (std::is_floating_point_v<T>)
+      if (recording()) record_fused<Level>(e, iter, keep, r.id());
+    return r;
+  }
+}
+
+/// The backward step of a fused evaluation (Note [fused backward]).
+template <int Level, class E>
+struct fused_entry final : backward_fn {
+  static constexpr std::size_t L = expr::leaf_count<E>::value;
+  struct input {
+    fg::shape shape;
+    dtype type;
+    std::array<bool, L> on;
+  };
+  using input_list = small_vector<input, 2>;
+
+  E e;
+  fg::shape iter, gshape;
+  input_list inputs;
+
+  fused_entry(const E& ex, const fg::shape& it, const fg::shape& gs, input_list in)
+      : e(ex), iter(it), gshape(gs), inputs(std::move(in)) {}
+
+  const char* name() const noexcept override {
+    if constexpr (expression<E>) return E::op_type::name;
+    else return "identity";
+  }
+
+  void run(std::span<const any_grad> upstream, std::span<const bool> needed, std::span<any_grad> grads) override {
+    using R = typename E::value_type;
+    const auto* gp = std::get_if<tensor<R>>(&upstream[0]);
+    if (!gp) return;
+    tensor<R> g = gp->shape() == gshape ? *gp : reshape(*gp, gshape);
+    const auto pg = position_grads(e, expr::leaf<R>{g});
+    for (std::size_t k = 0; k < inputs.size(); ++k) {
+      if (!needed[k]) continue;
+      if (inputs[k].type == dtype::float32) grads[k] = input_grad<float>(pg, inputs[k]);
+      else grads[k] = input_grad<double>(pg, inputs[k]);
+    }
+  }
+
+ private:
+  template <class T, class PG>
+  any_grad input_grad(const PG& pg, const input& in) {
+    constexpr std::size_t n = std::tuple_size_v<PG>;
+    if constexpr (count_positions<T, PG>(std::make_index_sequence<n>{}) == 0) {
+      return {};
+    } else {
+      return sum_to<Level + 1>(gated_sum<T>(pg, in.on.data()), iter, in.shape);
+    }
+  }
+};
+}  // namespace detail
+
+template <class T>
+template <expression E>
+tensor<T>::tensor(const E& e) {
+  static_assert(std::same_as<typename E::value_type, T>,
+                "fg::tensor<T>: the expression's element type is not T; convert with fg::cast<T>(expr)");
+  *this = detail::evaluate_to<0>(e, e.shape());
+}
+
+/// Evaluates an expression now (tensors are returned as they are, variables read).
+template <tensor_like X>
+tensor<value_type_of<X>> eval(const X& x) {
+  if constexpr (expr::is_leaf<X>::value) return x.value;
+  else if constexpr (expr::is_literal<X>::value) return tensor<value_type_of<X>>(x.value);
+  else return tensor<value_type_of<X>>(x);
+}
+}  // namespace fusegrad

@@ -1,0 +1,31 @@
+#pragma once
+/// \file Forward declarations shared by the storage, expression and autodiff layers.
+
+#include <atomic>
+#include <concepts>
+#include <type_traits>
+
+#include "../core/config.hpp"
+
+namespace fusegrad {
+template <class T> class tensor;
+template <class T> class variable;
+
+inline namespace expr {
+/// Base of every lazy expression node (never of leaves' tensors themselves).
+struct node_base {};
+}  // namespace expr
+
+/// A lazy elementwise expression built by fusegrad's ops (not yet evaluated).
+template <class E>
+concept expression = std::derived_from<std::remove_cvref_t<E>, expr::node_base>;
+
+namespace detail {
+/// A fresh tensor identity. Note [tensor ids]: ids are what tapes watch; copies of a tensor
+/// share its id, every evaluation makes a new one, and a variable keeps one id for all its values.
+inline tensor_id next_id() noexcept {
+  static std::atomic<tensor_id> counter{1};
+  return counter.fetch_add(1, std::memory_order_relaxed);
+}
+}  // namespace detail
+}  // namespace fusegrad

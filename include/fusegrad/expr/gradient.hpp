@@ -1,0 +1,96 @@
+#pragma once
+/// \file Compile-time differentiation of an expression tree.
+/// Note [fused backward]: an expression's leaves are numbered depth-first ("positions"); the
+/// same tensor may stand at several positions (x * x). position_grads walks the tree once and
+/// yields, per position, the expression of d(output)/d(leaf) applied to the upstream gradient,
+/// built from each op's vjp rule. The gradient of a distinct input is then ONE expression: the
+/// sum over its positions, each behind a gate switched on at run time when that position holds
+/// the input. Evaluating it is one fused pass; since it is built from fusegrad ops it is itself
+/// recordable, which is what makes higher-order gradients work.
+
+#include <tuple>
+
+#include "../ops/binary.hpp"
+
+namespace fusegrad {
+namespace ops {
+/// Passes its operand through when on, else zero; keeps one pass per input in fused backward.
+struct gate_op : detail::op_traits {
+  static constexpr const char* name = "gate";
+  static constexpr bool arithmetic_only = false;
+  bool on = true;
+  template <class V> FG_HD V operator()(V x) const { return on ? x : V(0); }
+  template <std::size_t, class G, class X> auto vjp(const G& g, const X&) const {
+    return expr::node<gate_op, detail::operand_t<G>>(*this, detail::to_operand(g));
+  }
+};
+}  // namespace ops
+
+namespace detail {
+template <class G> struct is_zero_grad : std::is_same<G, zero_grad> {};
+
+/// Per-position gradient expressions of e for upstream gradient g (Note [fused backward]).
+template <class E, class G>
+auto position_grads(const E& e, const G& g) {
+  if constexpr (expr::is_literal<E>::value) {
+    return std::tuple<>{};
+  } else if constexpr (expr::is_leaf<E>::value) {
+    if constexpr (std::is_floating_point_v<typename E::value_type> && !is_zero_grad<G>::value)
+      return std::tuple<G>{g};
+    else
+      return std::tuple<zero_grad>{};
+  } else {
+    return [&]<std::size_t... I>(std::index_sequence<I...>) {
+      return std::tuple_cat(position_grads(std::get<I>(e.args), [&] {
+        if constexpr (is_zero_grad<G>::value) return zero_grad{};
+        else
+          return std::apply([&](const auto&... a) { return e.op.template vjp<I>(g, a...); }, e.args);
+      }())...);
+    }(std::make_index_sequence<std::tuple_size_v<decltype(e.args)>>{});
+  }
+}
+
+struct no_sum {};
+
+template <class T, class G> constexpr bool grad_of_type() {
+  if constexpr (is_zero_grad<G>::value) return false;
+  else return std::is_same_v<typename G::value_type, T>;
+}
+
+template <class T, class Tuple, std::size_t... P>
+constexpr std::size_t count_positions(std::index_sequence<P...>) {
+  return (std::size_t{0} + ... + (grad_of_type<T, std::tuple_element_t<P, Tuple>>() ? 1 : 0));
+}
+
+template <class T, std::size_t P, class Tuple, class Acc>
+auto gated_sum_from(const Tuple& pg, const bool* on, const Acc& acc) {
+  if constexpr (P == std::tuple_size_v<Tuple>) {
+    return acc;
+  } else {
+    using G = std::tuple_element_t<P, Tuple>;
+    if constexpr (!grad_of_type<T, G>()) {
+      return gated_sum_from<T, P + 1>(pg, on, acc);
+    } else {
+      auto gated = expr::node<ops::gate_op, operand_t<G>>(ops::gate_op{{}, on[P]}, to_operand(std::get<P>(pg)));
+      if constexpr (std::is_same_v<Acc, no_sum>) return gated_sum_from<T, P + 1>(pg, on, gated);
+      else return gated_sum_from<T, P + 1>(pg, on, acc + gated);
+    }
+  }
+}
+
+/// The gradient expression of the input whose positions are flagged in `on`, for inputs of
+/// type T. With a single position of type T there is nothing to gate.
+template <class T, class Tuple>
+auto gated_sum(const Tuple& pg, const bool* on) {
+  constexpr std::size_t n = std::tuple_size_v<Tuple>;
+  if constexpr (count_positions<T, Tuple>(std::make_index_sequence<n>{}) == 1) {
+    return [&]<std::size_t... P>(std::index_sequence<P...>) {
+      constexpr std::size_t idx = ((grad_of_type<T, std::tuple_element_t<P, Tuple>>() ? P : 0) + ...);
+      return std::get<idx>(pg);
+    }(std::make_index_sequence<n>{});
+  } else {
+    return gated_sum_from<T, 0>(pg, on, no_sum{});
+  }
+}
+}  // namespace detail
+}  // namespace fusegrad

@@ -1,0 +1,107 @@
+#pragma once
+/// \file Kernels: the evaluation-time twins of expression nodes, holding raw pointers and
+/// broadcast strides instead of tensors. They are trivially copyable and marked FG_HD, so the
+/// same kernel type runs in the host loops and inside a Thrust functor on the device.
+
+#include <array>
+#include <utility>
+
+#include "node.hpp"
+
+namespace fusegrad { inline namespace expr {
+
+/// Elements of a leaf's splat buffer: enough for the widest SIMD batch (AVX-512 float).
+inline constexpr std::size_t splat_width = 16;
+
+/// A leaf's view of its buffer for one output shape.
+template <class T>
+struct leaf_kernel {
+  const T* data;                        ///< first element of the tensor
+  const T* ptr;                         ///< current base for flat/row access
+  index_t step;                         ///< 1 when walking with the output, 0 when broadcast
+  std::array<index_t, max_rank> strides;  ///< per output dimension, 0 where broadcast
+  std::array<T, splat_width> splat;     ///< broadcast value repeated, so SIMD loads need no branch
+  template <class A> FG_HD auto eval(const A& a) const { return a.load(*this); }
+};
+
+template <class T>
+struct literal_kernel {
+  T value;
+  template <class A> FG_HD auto eval(const A& a) const { return a.template broadcast<T>(value); }
+};
+
+namespace kdetail {
+template <std::size_t I, class K> struct kslot { K k; };
+template <class Seq, class... K> struct kpack;
+template <std::size_t... I, class... K>
+struct kpack<std::index_sequence<I...>, K...> : kslot<I, K>... {};
+template <std::size_t I, class K> FG_HD const K& kget(const kslot<I, K>& s) { return s.k; }
+template <std::size_t I, class K> FG_HD K& kget(kslot<I, K>& s) { return s.k; }
+}  // namespace kdetail
+
+template <class Op, class... K>
+struct node_kernel {
+  [[no_unique_address]] Op op;
+  kdetail::kpack<std::index_sequence_for<K...>, K...> kids;
+  template <class A> FG_HD auto eval(const A& a) const { return eval_(a, std::index_sequence_for<K...>{}); }
+
+ private:
+  template <class A, std::size_t... I>
+  FG_HD auto eval_(const A& a, std::index_sequence<I...>) const { return op(kdetail::kget<I>(kids).eval(a)...); }
+};
+
+/// Builds the kernel of e for output shape `out` (strides right-aligned to out's rank).
+template <class T>
+leaf_kernel<T> make_kernel(const leaf<T>& l, const fg::shape& out) {
+  leaf_kernel<T> k{};
+  k.data = l.value.data();
+  const fg::shape& s = l.shape();
+  const auto cs = fg::detail::contiguous_strides(s);
+  const std::size_t off = out.rank() - s.rank();
+  for (std::size_t d = 0; d < out.rank(); ++d)
+    k.strides[d] = d < off || s[d - off] == 1 ? 0 : cs[d - off];
+  k.step = l.value.size() == out.elements() ? 1 : 0;
+  k.ptr = k.data;
+  return k;
+}
+template <class T>
+literal_kernel<T> make_kernel(const literal<T>& c, const fg::shape&) { return {c.value}; }
+template <class Op, class... A>
+auto make_kernel(const node<Op, A...>& n, const fg::shape& out) {
+  return std::apply(
+      [&](const auto&... a) {
+        return node_kernel<Op, decltype(make_kernel(a, out))...>{n.op, {{make_kernel(a, out)}...}};
+      },
+      n.args);
+}
+
+/// Applies f to every leaf kernel inside k (used to set up flat and row access).
+template <class T, class F> void for_each_leaf_kernel(leaf_kernel<T>& k, F&& f) { f(k); }
+template <class T, class F> void for_each_leaf_kernel(literal_kernel<T>&, F&&) {}
+template <class Op, class... K, class F>
+void for_each_leaf_kernel(node_kernel<Op, K...>& k, F&& f) {
+  [&]<std::size_t... I>(std::index_sequence<I...>) {
+    (for_each_leaf_kernel(kdetail::kget<I>(k.kids), f), ...);
+  }(std::index_sequence_for<K...>{});
+}
+
+/// Scalar access at flat element i (every leaf walks with the output or is broadcast whole).
+struct flat_access {
+  index_t i;
+  template <class T> FG_HD T load(const leaf_kernel<T>& k) const { return k.ptr[i * k.step]; }
+  template <class T> FG_HD T broadcast(T v) const { return v; }
+};
+
+/// Access by multi-index: the general broadcast path, and what device functors use.
+struct index_access {
+  const index_t* idx;
+  std::size_t rank;
+  template <class T> FG_HD T load(const leaf_kernel<T>& k) const {
+    index_t off = 0;
+    for (std::size_t d = 0; d < rank; ++d) off += idx[d] * k.strides[d];
+    return k.data[off];
+  }
+  template <class T> FG_HD T broadcast(T v) const { return v; }
+};
+}  // namespace expr
+}  // namespace fusegrad

@@ -1,0 +1,95 @@
+#pragma once
+/// \file The typed lazy nodes of fusegrad's expression templates: leaves, literals and op nodes.
+/// Note [expression capture]: a node holds its operands by value. A leaf holds a tensor, which
+/// shares its immutable buffer, so an expression captures its operands' values when it is built
+/// and can be stored, returned and evaluated later without dangling.
+
+#include <tuple>
+#include <type_traits>
+#include <utility>
+
+#include "../core/tensor.hpp"
+#include "fwd.hpp"
+
+namespace fusegrad { inline namespace expr {
+
+/// A tensor inside an expression.
+template <class T>
+struct leaf {
+  using value_type = T;
+  tensor<T> value;
+  const fg::shape& shape() const noexcept { return value.shape(); }
+};
+
+/// A C++ scalar inside an expression, already converted to the expression's element type.
+template <class T>
+struct literal {
+  using value_type = T;
+  T value;
+  const fg::shape& shape() const noexcept {
+    static const fg::shape scalar;
+    return scalar;
+  }
+};
+
+/// An op applied to operand expressions; its shape is their broadcast shape, checked when built.
+template <class Op, class... A>
+struct node : node_base {
+  using op_type = Op;
+  using value_type = typename Op::template result<typename A::value_type...>;
+  [[no_unique_address]] Op op;
+  std::tuple<A...> args;
+  fg::shape shape_;
+
+  node(Op o, A... a)
+      : op(std::move(o)), args(std::move(a)...),
+        shape_(std::apply([](const auto&... x) { return broadcast(x...); }, args)) {}
+  node(Op o, std::tuple<A...> a, const fg::shape& s) : op(std::move(o)), args(std::move(a)), shape_(s) {}
+
+  const fg::shape& shape() const noexcept { return shape_; }
+
+  /// Evaluates to its single element as a C++ value (`if (x > 0)`, `int(num % 3)`).
+  explicit operator bool() const { return static_cast<bool>(tensor<value_type>(*this)); }
+  template <class U>
+    requires(std::is_arithmetic_v<U> && !std::same_as<U, bool>)
+  explicit operator U() const { return static_cast<U>(tensor<value_type>(*this).item()); }
+
+ private:
+  template <class... B>
+  static fg::shape broadcast(const B&... b) {
+    fg::shape s;
+    ((s = detail::broadcast_shapes(s, b.shape(), Op::name)), ...);
+    return s;
+  }
+};
+
+template <class T> struct is_leaf : std::false_type {};
+template <class T> struct is_leaf<leaf<T>> : std::true_type {};
+template <class T> struct is_literal : std::false_type {};
+template <class T> struct is_literal<literal<T>> : std::true_type {};
+
+/// Anything that can stand inside an expression once converted (leaf, literal or node).
+template <class E>
+concept operand = is_leaf<E>::value || is_literal<E>::value || expression<E>;
+
+/// Number of leaf positions (tensors) in an expression tree, counted with repeats.
+template <class E> struct leaf_count : std::integral_constant<std::size_t, 0> {};
+template <class T> struct leaf_count<leaf<T>> : std::integral_constant<std::size_t, 1> {};
+template <class Op, class... A>
+struct leaf_count<node<Op, A...>> : std::integral_constant<std::size_t, (leaf_count<A>::value + ... + 0)> {};
+
+/// Visits every leaf of e depth-first, left to right (the order of leaf positions).
+template <class E, class F>
+void for_each_leaf(const E& e, F&& f) {
+  if constexpr (is_leaf<E>::value) f(e);
+  else if constexpr (expression<E>)
+    std::apply([&](const auto&... a) { (for_each_leaf(a, f), ...); }, e.args);
+}
+
+/// True when every leaf and literal of E has element type F (the SIMD fast path's condition).
+template <class E, class F> struct uniform_type : std::is_same<typename E::value_type, F> {};
+template <class Op, class... A, class F>
+struct uniform_type<node<Op, A...>, F>
+    : std::bool_constant<(uniform_type<A, F>::value && ...) && Op::simd> {};
+}  // namespace expr
+}  // namespace fusegrad

@@ -1,0 +1,10 @@
+#pragma once
+/// \file The umbrella header: everything fusegrad offers. `namespace fg = fusegrad;` comes with it.
+
+#include "core/creation.hpp"
+#include "core/printing.hpp"
+#include "ops/binary.hpp"
+#include "ops/reduce.hpp"
+#include "autodiff/gradient_tape.hpp"
+#include "autodiff/variable.hpp"
+#include "autodiff/stop_gradient.hpp"

@@ -1,0 +1,236 @@
+#pragma once
+/// \file Reductions: sum, mean, max, min, prod, all, any over all or given axes (keepdims),
+/// argmax/argmin, and the stable logsumexp. sum and mean fuse their operand expression into
+/// the reduction pass (also under a tape); the others fuse it when no tape records.
+
+#include <algorithm>
+#include <initializer_list>
+#include <vector>
+
+#include "../autodiff/stop_gradient.hpp"
+#include "reshape.hpp"
+
+namespace fusegrad {
+
+/// Which axes a reduction runs over: all (the default), one, or a list (negative counts from the end).
+struct axes {
+  std::vector<long> list;
+  bool all = true;
+  axes() = default;
+  axes(int a) : list{a}, all(false) {}  // NOLINT: implicit, `fg::sum(x, 1)`
+  axes(long a) : list{a}, all(false) {}  // NOLINT
+  axes(std::initializer_list<long> l) : list(l), all(false) {}
+  axes(std::vector<long> l) : list(std::move(l)), all(false) {}  // NOLINT
+};
+
+namespace detail {
+struct reduce_plan {
+  fg::shape keep;  ///< rank of the input, 1 on reduced dimensions
+  fg::shape out;   ///< keep without the reduced dimensions
+  std::size_t count = 1;  ///< elements folded into each output
+  std::vector<bool> reduced;
+};
+
+inline reduce_plan plan_reduce(const fg::shape& s, const axes& ax, const char* op) {
+  reduce_plan p;
+  p.reduced.assign(s.rank(), ax.all);
+  if (!ax.all)
+    for (long a : ax.list) {
+      const std::size_t d = normalize_axis(a, s.rank(), op);
+      FG_CHECK(!p.reduced[d], shape_error, "fg::", op, ": axis ", a, " is listed twice");
+      p.reduced[d] = true;
+    }
+  for (std::size_t d = 0; d < s.rank(); ++d) {
+    p.keep.push_back(p.reduced[d] ? 1 : s[d]);
+    if (p.reduced[d]) p.count *= s[d];
+    else p.out.push_back(s[d]);
+  }
+  return p;
+}
+
+template <class T>
+tensor<T> finish_reduce(const tensor<T>& r, const reduce_plan& p, bool keepdims) {
+  return keepdims || r.shape() == p.out ? r : reshape(r, p.out);
+}
+
+/// Reduces x with reducer R, fused over an expression operand when no tape records.
+template <class R, class X, class T = value_type_of<X>>
+tensor<T> reduce_with(const X& x, const reduce_plan& p, const fg::shape& in_shape, fg::device d) {
+  FG_CHECK(d.is_cpu(), device_error, "fusegrad: reductions on ", d.str(), " need the device backend");
+  std::vector<typename R::acc> acc(p.keep.elements(), R::identity());
+  host::reduce_host<R>(x, in_shape, p.keep, acc.data());
+  tensor<T> r(p.keep, d);
+  std::copy(acc.begin(), acc.end(), r.buffer()->data);
+  return r;
+}
+
+}  // namespace detail
+
+/// Sum over axes (all by default); fused with its operand expression.
+template <tensor_like X>
+tensor<value_type_of<X>> reduce_sum(const X& x, const axes& ax = {}, bool keepdims = false) {
+  static_assert(!std::same_as<value_type_of<X>, bool>, "fg::reduce_sum: sum of a bool tensor; fg::cast<int32_t>(x) first");
+  auto opnd = detail::to_operand(x);
+  const auto p = detail::plan_reduce(opnd.shape(), ax, "reduce_sum");
+  return detail::finish_reduce(detail::sum_to<0>(opnd, opnd.shape(), p.keep), p, keepdims);
+}
+/// Alias of fg::reduce_sum.
+template <tensor_like X>
+tensor<value_type_of<X>> sum(const X& x, const axes& ax = {}, bool keepdims = false) { return reduce_sum(x, ax, keepdims); }
+
+/// Mean over axes (all by default); integer tensors use floor division, as TensorFlow does.
+template <tensor_like X>
+tensor<value_type_of<X>> reduce_mean(const X& x, const axes& ax = {}, bool keepdims = false) {
+  using T = value_type_of<X>;
+  auto opnd = detail::to_operand(x);
+  const auto p = detail::plan_reduce(opnd.shape(), ax, "reduce_mean");
+  const tensor<T> s = detail::finish_reduce(detail::sum_to<0>(opnd, opnd.shape(), p.keep), p, keepdims);
+  if constexpr (std::is_floating_point_v<T>) return s / static_cast<T>(p.count);
+  else return s / static_cast<T>(std::max<std::size_t>(p.count, 1));
+}
+/// Alias of fg::reduce_mean.
+template <tensor_like X>
+tensor<value_type_of<X>> mean(const X& x, const axes& ax = {}, bool keepdims = false) { return reduce_mean(x, ax, keepdims); }
+
+namespace detail {
+/// Reduces x with R: fused over an expression operand when no tape records; otherwise the
+/// operand is evaluated (recorded) and `backward(xt, y, keep)` gives the gradient rule.
+template <class R, class X, class B>
+tensor<value_type_of<X>> reduce_recorded(const X& x, const axes& ax, bool keepdims, const char* op, B backward) {
+  using T = value_type_of<X>;
+  auto opnd = to_operand(x);
+  const reduce_plan p = plan_reduce(opnd.shape(), ax, op);
+  FG_CHECK(opnd.shape().elements() > 0 || p.keep.elements() == 0 || !R::needs_elements, shape_error, "fg::", op,
+           ": cannot reduce an empty tensor of shape ", opnd.shape(), " (this reduction has no identity)");
+  if constexpr (expression<decltype(opnd)>)
+    if (!(std::is_floating_point_v<T> && recording()))
+      return finish_reduce(reduce_with<R>(opnd, p, opnd.shape(), common_device(opnd)), p, keepdims);
+  const tensor<T> xt = eval(opnd);
+  tensor<T> y = reduce_with<R>(expr::leaf<T>{xt}, p, xt.shape(), xt.device());
+  record_op<T, 1>(op, {xt.id()}, y.id(), [xt, y, keep = p.keep, ax, backward](const tensor<T>& g, auto) {
+    return std::array{backward(xt, y, reshape(g, keep), ax)};
+  });
+  return finish_reduce(y, p, keepdims);
+}
+
+/// max and min share the gradient equally among the elements equal to the result.
+struct extremum_grad {
+  template <class T>
+  tensor<T> operator()(const tensor<T>& x, const tensor<T>& y, const tensor<T>& g, const axes& ax) const {
+    const tensor<T> ind = cast<T>(equal(x, y));
+    const tensor<T> cnt = reduce_sum(ind, ax, true);
+    return g * ind / cnt;
+  }
+};
+/// d prod / dx_i = prod / x_i (exact while no element is zero).
+struct prod_grad {
+  template <class T>
+  tensor<T> operator()(const tensor<T>& x, const tensor<T>& y, const tensor<T>& g, const axes&) const {
+    return g * y / x;
+  }
+};
+}  // namespace detail
+
+/// Largest element over axes (NaN propagates); the gradient is shared among ties.
+template <tensor_like X>
+tensor<value_type_of<X>> reduce_max(const X& x, const axes& ax = {}, bool keepdims = false) {
+  static_assert(!std::same_as<value_type_of<X>, bool>, "fg::reduce_max: use fg::reduce_any on bool tensors");
+  return detail::reduce_recorded<host::max_reducer<value_type_of<X>>>(x, ax, keepdims, "reduce_max", detail::extremum_grad{});
+}
+/// Alias of fg::reduce_max.
+template <tensor_like X>
+tensor<value_type_of<X>> max(const X& x, const axes& ax = {}, bool keepdims = false) { return reduce_max(x, ax, keepdims); }
+/// Smallest element over axes (NaN propagates); the gradient is shared among ties.
+template <tensor_like X>
+tensor<value_type_of<X>> reduce_min(const X& x, const axes& ax = {}, bool keepdims = false) {
+  static_assert(!std::same_as<value_type_of<X>, bool>, "fg::reduce_min: use fg::reduce_all on bool tensors");
+  return detail::reduce_recorded<host::min_reducer<value_type_of<X>>>(x, ax, keepdims, "reduce_min", detail::extremum_grad{});
+}
+/// Alias of fg::reduce_min.
+template <tensor_like X>
+tensor<value_type_of<X>> min(const X& x, const axes& ax = {}, bool keepdims = false) { return reduce_min(x, ax, keepdims); }
+/// Product over axes.
+template <tensor_like X>
+tensor<value_type_of<X>> reduce_prod(const X& x, const axes& ax = {}, bool keepdims = false) {
+  static_assert(!std::same_as<value_type_of<X>, bool>, "fg::reduce_prod: product of a bool tensor; use fg::reduce_all");
+  return detail::reduce_recorded<host::prod_reducer<value_type_of<X>>>(x, ax, keepdims, "reduce_prod", detail::prod_grad{});
+}
+/// Alias of fg::reduce_prod.
+template <tensor_like X>
+tensor<value_type_of<X>> prod(const X& x, const axes& ax = {}, bool keepdims = false) { return reduce_prod(x, ax, keepdims); }
+/// True where every element over axes is true.
+template <tensor_like X>
+tensor<bool> reduce_all(const X& x, const axes& ax = {}, bool keepdims = false) {
+  static_assert(std::same_as<value_type_of<X>, bool>, "fg::reduce_all takes a bool tensor; compare first (x > 0)");
+  return detail::reduce_recorded<host::all_reducer>(x, ax, keepdims, "reduce_all", nullptr);
+}
+/// Alias of fg::reduce_all.
+template <tensor_like X>
+tensor<bool> all(const X& x, const axes& ax = {}, bool keepdims = false) { return reduce_all(x, ax, keepdims); }
+/// True where some element over axes is true.
+template <tensor_like X>
+tensor<bool> reduce_any(const X& x, const axes& ax = {}, bool keepdims = false) {
+  static_assert(std::same_as<value_type_of<X>, bool>, "fg::reduce_any takes a bool tensor; compare first (x > 0)");
+  return detail::reduce_recorded<host::any_reducer>(x, ax, keepdims, "reduce_any", nullptr);
+}
+/// Alias of fg::reduce_any.
+template <tensor_like X>
+tensor<bool> any(const X& x, const axes& ax = {}, bool keepdims = false) { return reduce_any(x, ax, keepdims); }
+
+namespace detail {
+template <bool Max, class X>
+tensor<std::int64_t> arg_extremum(const X& x, long axis, const char* op) {
+  using T = value_type_of<X>;
+  const tensor<T> t = eval(x);
+  FG_CHECK(t.rank() > 0, shape_error, "fg::", op, ": needs a tensor of rank >= 1, got a scalar");
+  const std::size_t a = normalize_axis(axis, t.rank(), op);
+  FG_CHECK(t.shape()[a] > 0, shape_error, "fg::", op, ": axis ", axis, " of shape ", t.shape(), " is empty");
+  fg::shape out;
+  std::size_t outer = 1, inner = 1;
+  for (std::size_t d = 0; d < t.rank(); ++d) {
+    if (d < a) outer *= t.shape()[d];
+    if (d > a) inner *= t.shape()[d];
+    if (d != a) out.push_back(t.shape()[d]);
+  }
+  const std::size_t n = t.shape()[a];
+  tensor<std::int64_t> r(out, fg::device::cpu());
+  const T* v = t.data();
+  for (std::size_t o = 0; o < outer; ++o)
+    for (std::size_t i = 0; i < inner; ++i) {
+      std::size_t best = 0;
+      const T* base = v + o * n * inner + i;
+      for (std::size_t k = 1; k < n; ++k) {
+        const T c = base[k * inner], b = base[best * inner];
+        if constexpr (std::is_floating_point_v<T>)
+          if (b != b) break;  // NaN wins, as in numpy
+        if ((Max ? c > b : c < b) || c != c) best = k;
+      }
+      r.buffer()->data[o * inner + i] = static_cast<std::int64_t>(best);
+    }
+  return r;
+}
+}  // namespace detail
+
+/// Index of the largest element along axis (first on ties), as int64.
+template <tensor_like X>
+tensor<std::int64_t> argmax(const X& x, long axis = 0) { return detail::arg_extremum<true>(x, axis, "argmax"); }
+/// Index of the smallest element along axis (first on ties), as int64.
+template <tensor_like X>
+tensor<std::int64_t> argmin(const X& x, long axis = 0) { return detail::arg_extremum<false>(x, axis, "argmin"); }
+
+/// log(sum(exp(x))) over axes, computed stably by subtracting the maximum; its gradient is softmax.
+template <tensor_like X>
+tensor<value_type_of<X>> reduce_logsumexp(const X& x, const axes& ax = {}, bool keepdims = false) {
+  using T = value_type_of<X>;
+  static_assert(std::floating_point<T>, "fg::reduce_logsumexp needs a floating-point tensor");
+  const tensor<T> xt = eval(x);
+  const tensor<T> m = stop_gradient(reduce_max(xt, ax, true));
+  const tensor<T> safe_m = where(abs(m) < std::numeric_limits<T>::infinity(), m, 0);
+  const tensor<T> r = log(reduce_sum(exp(xt - safe_m), ax, true)) + safe_m;
+  const auto p = detail::plan_reduce(xt.shape(), ax, "reduce_logsumexp");
+  return detail::finish_reduce(r, p, keepdims);
+}
+/// Alias of fg::reduce_logsumexp.
+template <tensor_like X>
+tensor<value_type_of<X>> logsumexp(const X& x, const axes& ax = {}, bool keepdims = false) { return reduce_logsumexp(x, ax, keepdims); }
+}  // namespace fusegrad

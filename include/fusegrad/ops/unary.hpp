@@ -1,0 +1,195 @@
+#pragma once
+/// \file Elementwise unary ops. Each op is one struct: its name, its forward rule written once
+/// as a template over the value type (a scalar, an xsimd batch, or a value in device code;
+/// `using std::f; f(x)` lets argument-dependent lookup pick xsimd's overload for a batch), and
+//// its vector-Jacobian product written with fusegrad's own ops, so backward passes fuse and are
+/// themselves differentiable. The derivative rules call ops unqualified: argument-dependent
+/// lookup finds them through the expression types, whichever header declares them.
+
+#include <cmath>
+
+#include "common.hpp"
+
+namespace fusegrad {
+namespace ops {
+using detail::op_traits;
+using detail::zero_grad;
+
+struct float_op : op_traits { static constexpr bool floating_only = true; };
+
+struct negative_op : op_traits {
+  static constexpr const char* name = "negative";
+  template <class V> FG_HD V operator()(V x) const { return -x; }
+  template <std::size_t, class G, class X> static auto vjp(const G& g, const X&) { return -g; }
+};
+struct abs_op : op_traits {
+  static constexpr const char* name = "abs";
+  template <class V> FG_HD V operator()(V x) const { using std::abs; return abs(x); }
+  template <std::size_t, class G, class X> static auto vjp(const G& g, const X& x) { return g * sign(x); }
+};
+struct sign_op : op_traits {
+  static constexpr const char* name = "sign";
+  template <class V> FG_HD V operator()(V x) const {
+    if constexpr (std::is_arithmetic_v<V>) return x > V(0) ? V(1) : (x < V(0) ? V(-1) : x);
+    else return select(x > V(0), V(1), select(x < V(0), V(-1), x));
+  }
+  template <std::size_t, class G, class X> static zero_grad vjp(const G&, const X&) { return {}; }
+};
+struct exp_op : float_op {
+  static constexpr const char* name = "exp";
+  template <class V> FG_HD V operator()(V x) const { using std::exp; return exp(x); }
+  template <std::size_t, class G, class X> static auto vjp(const G& g, const X& x) { return g * exp(x); }
+};
+struct expm1_op : float_op {
+  static constexpr const char* name = "expm1";
+  template <class V> FG_HD V operator()(V x) const { using std::expm1; return expm1(x); }
+  template <std::size_t, class G, class X> static auto vjp(const G& g, const X& x) { return g * exp(x); }
+};
+struct log_op : float_op {
+  static constexpr const char* name = "log";
+  template <class V> FG_HD V operator()(V x) const { using std::log; return log(x); }
+  template <std::size_t, class G, class X> static auto vjp(const G& g, const X& x) { return g / x; }
+};
+struct log1p_op : float_op {
+  static constexpr const char* name = "log1p";
+  template <class V> FG_HD V operator()(V x) const { using std::log1p; return log1p(x); }
+  template <std::size_t, class G, class X> static auto vjp(const G& g, const X& x) { return g / (1 + x); }
+};
+struct sqrt_op : float_op {
+  static constexpr const char* name = "sqrt";
+  template <class V> FG_HD V operator()(V x) const { using std::sqrt; return sqrt(x); }
+  template <std::size_t, class G, class X> static auto vjp(const G& g, const X& x) { return g / (2 * sqrt(x)); }
+};
+struct rsqrt_op : float_op {
+  static constexpr const char* name = "rsqrt";
+  // Exact 1/sqrt: xsimd's rsqrt is an approximation.
+  template <class V> FG_HD V operator()(V x) const { using std::sqrt; return V(1) / sqrt(x); }
+  template <std::size_t, class G, class X> static auto vjp(const G& g, const X& x) { return -0.5 * g * rsqrt(x) / x; }
+};
+struct square_op : op_traits {
+  static constexpr const char* name = "square";
+  template <class V> FG_HD V operator()(V x) const { return x * x; }
+  template <std::size_t, class G, class X> static auto vjp(const G& g, const X& x) { return g * (2 * x); }
+};
+struct reciprocal_op : float_op {
+  static constexpr const char* name = "reciprocal";
+  template <class V> FG_HD V operator()(V x) const { return V(1) / x; }
+  template <std::size_t, class G, class X> static auto vjp(const G& g, const X& x) { return -g / (x * x); }
+};
+struct sin_op : float_op {
+  static constexpr const char* name = "sin";
+  template <class V> FG_HD V operator()(V x) const { using std::sin; return sin(x); }
+  template <std::size_t, class G, class X> static auto vjp(const G& g, const X& x) { return g * cos(x); }
+};
+struct cos_op : float_op {
+  static constexpr const char* name = "cos";
+  template <class V> FG_HD V operator()(V x) const { using std::cos; return cos(x); }
+  template <std::size_t, class G, class X> static auto vjp(const G& g, const X& x) { return -(g * sin(x)); }
+};
+struct tan_op : float_op {
+  static constexpr const char* name = "tan";
+  template <class V> FG_HD V operator()(V x) const { using std::tan; return tan(x); }
+  template <std::size_t, class G, class X> static auto vjp(const G& g, const X& x) { return g * (1 + square(tan(x))); }
+};
+struct tanh_op : float_op {
+  static constexpr const char* name = "tanh";
+  template <class V> FG_HD V operator()(V x) const { using std::tanh; return tanh(x); }
+  template <std::size_t, class G, class X> static auto vjp(const G& g, const X& x) { return g * (1 - square(tanh(x))); }
+};
+struct sigmoid_op : float_op {
+  static constexpr const char* name = "sigmoid";
+  template <class V> FG_HD V operator()(V x) const { using std::exp; return V(1) / (V(1) + exp(-x)); }
+  template <std::size_t, class G, class X> static auto vjp(const G& g, const X& x) { return g * sigmoid(x) * (1 - sigmoid(x)); }
+};
+// softplus is a primitive, not log1p(exp(-|x|)) + max(x, 0) from primitives: the composite's
+// derivative at 0 would depend on the tie rules of abs and maximum (giving 1, not 0.5).
+struct softplus_op : float_op {
+  static constexpr const char* name = "softplus";
+  template <class V> FG_HD V operator()(V x) const {
+    using std::abs; using std::exp; using std::log1p; using std::max;
+    return max(x, V(0)) + log1p(exp(-abs(x)));
+  }
+  template <std::size_t, class G, class X> static auto vjp(const G& g, const X& x) { return g * sigmoid(x); }
+};
+struct relu_op : op_traits {
+  static constexpr const char* name = "relu";
+  template <class V> FG_HD V operator()(V x) const { using std::max; return max(x, V(0)); }
+  template <std::size_t, class G, class X> static auto vjp(const G& g, const X& x) { return where(x > 0, g, 0); }
+};
+struct floor_op : float_op {
+  static constexpr const char* name = "floor";
+  template <class V> FG_HD V operator()(V x) const { using std::floor; return floor(x); }
+  template <std::size_t, class G, class X> static zero_grad vjp(const G&, const X&) { return {}; }
+};
+struct ceil_op : float_op {
+  static constexpr const char* name = "ceil";
+  template <class V> FG_HD V operator()(V x) const { using std::ceil; return ceil(x); }
+  template <std::size_t, class G, class X> static zero_grad vjp(const G&, const X&) { return {}; }
+};
+/// Rounds half to even, as tf.round does.
+struct round_op : float_op {
+  static constexpr const char* name = "round";
+  template <class V> FG_HD V operator()(V x) const { using std::nearbyint; return nearbyint(x); }
+  template <std::size_t, class G, class X> static zero_grad vjp(const G&, const X&) { return {}; }
+};
+struct logical_not_op : op_traits {
+  static constexpr const char* name = "logical_not";
+  static constexpr bool arithmetic_only = false;
+  static constexpr bool simd = false;
+  template <class V> FG_HD V operator()(V x) const { return !x; }
+  template <std::size_t, class G, class X> static zero_grad vjp(const G&, const X&) { return {}; }
+};
+}  // namespace ops
+
+/// -x elementwise.
+template <tensor_like X> auto negative(const X& x) { return detail::make_unary<ops::negative_op>(x); }
+/// |x| elementwise.
+template <tensor_like X> auto abs(const X& x) { return detail::make_unary<ops::abs_op>(x); }
+/// -1, 0 or 1 by the sign of x (0 keeps its sign bit; NaN stays NaN).
+template <tensor_like X> auto sign(const X& x) { return detail::make_unary<ops::sign_op>(x); }
+/// e^x.
+template <tensor_like X> auto exp(const X& x) { return detail::make_unary<ops::exp_op>(x); }
+/// e^x - 1, accurate near 0.
+template <tensor_like X> auto expm1(const X& x) { return detail::make_unary<ops::expm1_op>(x); }
+/// Natural logarithm.
+template <tensor_like X> auto log(const X& x) { return detail::make_unary<ops::log_op>(x); }
+/// log(1 + x), accurate near 0.
+template <tensor_like X> auto log1p(const X& x) { return detail::make_unary<ops::log1p_op>(x); }
+/// Square root.
+template <tensor_like X> auto sqrt(const X& x) { return detail::make_unary<ops::sqrt_op>(x); }
+/// 1 / sqrt(x).
+template <tensor_like X> auto rsqrt(const X& x) { return detail::make_unary<ops::rsqrt_op>(x); }
+/// x * x.
+template <tensor_like X> auto square(const X& x) { return detail::make_unary<ops::square_op>(x); }
+/// 1 / x.
+template <tensor_like X> auto reciprocal(const X& x) { return detail::make_unary<ops::reciprocal_op>(x); }
+/// Sine.
+template <tensor_like X> auto sin(const X& x) { return detail::make_unary<ops::sin_op>(x); }
+/// Cosine.
+template <tensor_like X> auto cos(const X& x) { return detail::make_unary<ops::cos_op>(x); }
+/// Tangent.
+template <tensor_like X> auto tan(const X& x) { return detail::make_unary<ops::tan_op>(x); }
+/// Hyperbolic tangent.
+template <tensor_like X> auto tanh(const X& x) { return detail::make_unary<ops::tanh_op>(x); }
+/// 1 / (1 + e^-x).
+template <tensor_like X> auto sigmoid(const X& x) { return detail::make_unary<ops::sigmoid_op>(x); }
+/// log(1 + e^x), computed without overflow.
+template <tensor_like X> auto softplus(const X& x) { return detail::make_unary<ops::softplus_op>(x); }
+/// max(x, 0).
+template <tensor_like X> auto relu(const X& x) { return detail::make_unary<ops::relu_op>(x); }
+/// Largest integer not greater than x.
+template <tensor_like X> auto floor(const X& x) { return detail::make_unary<ops::floor_op>(x); }
+/// Smallest integer not less than x.
+template <tensor_like X> auto ceil(const X& x) { return detail::make_unary<ops::ceil_op>(x); }
+/// Nearest integer, halves to even.
+template <tensor_like X> auto round(const X& x) { return detail::make_unary<ops::round_op>(x); }
+/// Elementwise not of a bool tensor.
+template <tensor_like X> auto logical_not(const X& x) {
+  static_assert(std::same_as<value_type_of<X>, bool>, "fg::logical_not takes a bool tensor; compare first (x > 0)");
+  return detail::make_unary<ops::logical_not_op>(x);
+}
+/// -x.
+template <tensor_like X> auto operator-(const X& x) { return negative(x); }
+/// Elementwise not of a bool tensor.
+template <tensor_like X> auto operator!(const X& x) { return logical_not(x); }
+}  // namespace fusegrad

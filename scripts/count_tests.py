@@ -1,0 +1,41 @@
+"""Counts test results from meson's test log and prints `tests: N passed, M failed`.
+
+Catch2 executables are counted by Catch2's own summary (test cases); every other test
+(examples, compile-failure checks) counts as one. A Catch2 binary that died before printing its
+summary counts as one failure on top of what it reported.
+"""
+import json
+import re
+import sys
+
+passed = failed = 0
+ALL_OK = re.compile(r"All tests passed \((\d+) assertions? in (\d+) test cases?\)")
+MIXED = re.compile(r"test cases:\s+(\d+)\s+\|\s+(\d+) passed\s+\|\s+(\d+) failed")
+with open(sys.argv[1]) as f:
+    for line in f:
+        if not line.strip():
+            continue
+        t = json.loads(line)
+        out = t.get("stdout", "") or ""
+        ok = t.get("result") in ("OK", "EXPECTEDFAIL")
+        m_all = ALL_OK.findall(out)
+        m_mix = MIXED.findall(out)
+        if m_all:
+            passed += int(m_all[-1][1])
+            if not ok:
+                failed += 1
+        elif m_mix:
+            total, p, fl = map(int, m_mix[-1])
+            passed += p
+            failed += max(fl, total - p)
+            if not ok and fl == 0:
+                failed += 1
+        elif t.get("result") == "SKIP":
+            continue
+        elif ok:
+            passed += 1
+        else:
+            failed += 1
+            print(f"failed: {t.get('name')} ({t.get('result')})")
+print(f"tests: {passed} passed, {failed} failed")
+sys.exit(1 if failed else 0)
