@@ -8,3 +8,7 @@
 #include "autodiff/gradient_tape.hpp"
 #include "autodiff/variable.hpp"
 #include "autodiff/stop_gradient.hpp"
+#include "autodiff/custom_gradient.hpp"
+#include "autodiff/functional.hpp"
+#include "autodiff/jacobian.hpp"
+#include "autodiff/check_gradients.hpp"

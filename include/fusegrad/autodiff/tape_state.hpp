@@ -92,6 +92,14 @@ void record(std::span<const tensor_id> inputs, std::span<const tensor_id> output
   }
 }
 
+/// Functions told of every trainable variable read on this thread (custom gradients collect
+/// the variables their function reads this way).
+using variable_read_fn = void (*)(const std::shared_ptr<void>&, tensor_id, dtype);
+inline std::vector<variable_read_fn>& variable_read_observers() {
+  thread_local std::vector<variable_read_fn> s;
+  return s;
+}
+
 /// Called when an expression reads a trainable variable: tapes that watch accessed variables
 /// start tracking it (TensorFlow's automatic watching).
 inline void on_variable_read(const std::shared_ptr<void>& state, tensor_id id, dtype t) {

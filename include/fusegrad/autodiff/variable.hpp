@@ -78,6 +78,8 @@ class variable {
   explicit variable(std::shared_ptr<state> s) : s_(std::move(s)) {}
   void notify_read() const {
     if (s_->trainable && detail::recording()) detail::on_variable_read(s_, s_->id, dtype_of<T>());
+    if (s_->trainable && !detail::variable_read_observers().empty())
+      for (auto* obs : detail::variable_read_observers()) obs(s_, s_->id, dtype_of<T>());
   }
   std::shared_ptr<state> s_;
 };

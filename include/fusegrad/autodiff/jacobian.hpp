@@ -1,0 +1,90 @@
+#pragma once
+/// \file gradient_tape::jacobian and batch_jacobian: one backward pass per target element
+/// (per element of one example, for batch_jacobian), seeded with a one-hot output gradient.
+
+#include <algorithm>
+
+#include "gradient_tape.hpp"
+
+namespace fusegrad {
+namespace detail {
+/// Lets a tape answer several gradient() calls for one jacobian, then restores it: a
+/// non-persistent tape records nothing meanwhile and is consumed afterwards.
+struct jacobian_scope {
+  tape_state& s;
+  bool persistent, paused;
+  explicit jacobian_scope(tape_state& st) : s(st), persistent(st.persistent), paused(st.paused) {
+    if (!persistent) s.paused = true;
+    s.persistent = true;
+  }
+  jacobian_scope(const jacobian_scope&) = delete;
+  ~jacobian_scope() {
+    s.persistent = persistent;
+    s.paused = paused;
+    if (!persistent) {
+      s.used = true;
+      s.entries.clear();
+      s.tracked.clear();
+    }
+  }
+};
+}  // namespace detail
+
+template <class Y, class S>
+tensor<value_type_of<S>> gradient_tape::jacobian(const Y& target, const S& x, unconnected_gradients u) {
+  using R = value_type_of<Y>;
+  using T = value_type_of<S>;
+  check_thread("jacobian");
+  FG_CHECK(!state_.used || state_.persistent, tape_error,
+           "gradient_tape::jacobian: GradientTape.gradient can only be called once on non-persistent tapes");
+  const tensor<R> y = eval(target);
+  const source src = source_of(x);
+  fg::shape js = y.shape();
+  for (std::size_t d : src.shape) js.push_back(d);
+  tensor<T> jac = zeros<T>(js);
+  detail::jacobian_scope scope(state_);
+  for (std::size_t i = 0; i < y.size(); ++i) {
+    tensor<R> seed = zeros<R>(y.shape());
+    seed.buffer()->data[i] = R(1);
+    tensor<T> g = std::move(gradient_impl(y, seed, {src}, u)[0]).template as<T>();
+    if (!g.defined()) {
+      if (u == unconnected_gradients::none) return {};
+      continue;
+    }
+    std::copy(g.data(), g.data() + g.size(), jac.buffer()->data + i * src.shape.elements());
+  }
+  return jac;
+}
+
+template <class Y, class S>
+tensor<value_type_of<S>> gradient_tape::batch_jacobian(const Y& target, const S& x, unconnected_gradients u) {
+  using R = value_type_of<Y>;
+  using T = value_type_of<S>;
+  check_thread("batch_jacobian");
+  FG_CHECK(!state_.used || state_.persistent, tape_error,
+           "gradient_tape::batch_jacobian: GradientTape.gradient can only be called once on non-persistent tapes");
+  const tensor<R> y = eval(target);
+  const source src = source_of(x);
+  FG_CHECK(y.rank() >= 1 && src.shape.rank() >= 1 && y.shape()[0] == src.shape[0], shape_error,
+           "gradient_tape::batch_jacobian: target ", y.shape(), " and source ", src.shape,
+           " must both have the batch size as their first dimension");
+  const std::size_t b = y.shape()[0];
+  const std::size_t ye = b ? y.size() / b : 0, xe = b ? src.shape.elements() / b : 0;
+  fg::shape js = y.shape();
+  for (std::size_t d = 1; d < src.shape.rank(); ++d) js.push_back(src.shape[d]);
+  tensor<T> jac = zeros<T>(js);
+  detail::jacobian_scope scope(state_);
+  for (std::size_t j = 0; j < ye; ++j) {
+    tensor<R> seed = zeros<R>(y.shape());
+    for (std::size_t e = 0; e < b; ++e) seed.buffer()->data[e * ye + j] = R(1);
+    tensor<T> g = std::move(gradient_impl(y, seed, {src}, u)[0]).template as<T>();
+    if (!g.defined()) {
+      if (u == unconnected_gradients::none) return {};
+      continue;
+    }
+    for (std::size_t e = 0; e < b; ++e)
+      std::copy(g.data() + e * xe, g.data() + (e + 1) * xe, jac.buffer()->data + (e * ye + j) * xe);
+  }
+  return jac;
+}
+}  // namespace fusegrad
