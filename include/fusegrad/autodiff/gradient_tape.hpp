@@ -233,8 +233,11 @@ std::vector<gradient_tape::result> gradient_tape::gradient_impl(const Y& target_
 
     // Entries that lead from a source to the target (forward pass over the recording).
     const std::size_t n = state_.entries.size();
+    // Sources the tape never watched (nor computed) get no gradient, as in TensorFlow, even
+    // when a recorded op read them next to a watched input.
     std::unordered_set<tensor_id> reach;
-    for (const auto& s : sources) reach.insert(s.id);
+    for (const auto& s : sources)
+      if (state_.tracks(s.id)) reach.insert(s.id);
     std::vector<char> useful(n, 0);
     for (std::size_t i = 0; i < n; ++i) {
       const auto& e = state_.entries[i];
@@ -297,7 +300,7 @@ std::vector<gradient_tape::result> gradient_tape::gradient_impl(const Y& target_
     }
     for (std::size_t s = 0; s < sources.size(); ++s) {
       auto it = grads.find(sources[s].id);
-      if (it != grads.end()) results[s].g = it->second;
+      if (it != grads.end() && reach.count(sources[s].id)) results[s].g = it->second;
     }
   }
   if (!state_.persistent) state_.used = true;

@@ -20,11 +20,6 @@
 namespace fusegrad {
 
 namespace detail {
-template <class T, std::size_t D> struct nested_list {
-  using type = std::initializer_list<typename nested_list<T, D - 1>::type>;
-};
-template <class T> struct nested_list<T, 0> { using type = T; };
-
 template <class T, class L>
 void nested_shape(const L& l, shape& s, std::size_t depth) {
   if constexpr (!std::is_same_v<L, T>) {
@@ -34,12 +29,19 @@ void nested_shape(const L& l, shape& s, std::size_t depth) {
     for (const auto& sub : l) nested_shape<T>(sub, s, depth + 1);
   }
 }
-template <class T, class L>
+template <class U, class L, class T>
 void nested_copy(const L& l, T*& out) {
-  if constexpr (std::is_same_v<L, T>) *out++ = l;
+  if constexpr (std::is_same_v<L, U>) *out++ = static_cast<T>(l);
   else
-    for (const auto& sub : l) nested_copy<T>(sub, out);
+    for (const auto& sub : l) nested_copy<U>(sub, out);
 }
+
+/// A list element type U that may fill a tensor of T: the same type, or an arithmetic type that
+/// converts without turning a floating value into an integer or bool.
+template <class U, class T>
+concept list_element = std::same_as<U, T> || (std::is_arithmetic_v<U> && !std::same_as<U, bool> &&
+                                               !std::same_as<T, bool> &&
+                                               !(std::is_floating_point_v<U> && !std::is_floating_point_v<T>));
 }  // namespace detail
 
 /// An immutable n-d array of T with a dynamic shape, on a device; copies share the buffer.
@@ -61,12 +63,18 @@ class tensor {
              !(std::floating_point<U> && !std::floating_point<T>) && !std::same_as<T, bool>)
   tensor(U v) : tensor(static_cast<T>(v)) {}  // NOLINT
 
-  /// From nested initializer lists: `fg::tensor<int> x = {{1, 2}, {3, 4}};`.
-  tensor(std::initializer_list<T> l) { from_list(l); }
-  tensor(typename detail::nested_list<T, 2>::type l) { from_list(l); }
-  tensor(typename detail::nested_list<T, 3>::type l) { from_list(l); }
-  tensor(typename detail::nested_list<T, 4>::type l) { from_list(l); }
-  tensor(typename detail::nested_list<T, 5>::type l) { from_list(l); }
+  /// From nested initializer lists: `fg::tensor<int> x = {{1, 2}, {3, 4}};`. The element type is
+  /// deduced, so a braced element (`{{2.f}}`) is never read as a scalar: no ambiguity between ranks.
+  template <class U> requires detail::list_element<U, T>
+  tensor(std::initializer_list<U> l) { from_list<U>(l); }
+  template <class U> requires detail::list_element<U, T>
+  tensor(std::initializer_list<std::initializer_list<U>> l) { from_list<U>(l); }
+  template <class U> requires detail::list_element<U, T>
+  tensor(std::initializer_list<std::initializer_list<std::initializer_list<U>>> l) { from_list<U>(l); }
+  template <class U> requires detail::list_element<U, T>
+  tensor(std::initializer_list<std::initializer_list<std::initializer_list<std::initializer_list<U>>>> l) { from_list<U>(l); }
+  template <class U> requires detail::list_element<U, T>
+  tensor(std::initializer_list<std::initializer_list<std::initializer_list<std::initializer_list<std::initializer_list<U>>>>> l) { from_list<U>(l); }
 
   /// Copies `s.elements()` values from `data` (a raw row-major buffer).
   tensor(const fg::shape& s, const T* data) : tensor(s, device::cpu()) {
@@ -166,13 +174,13 @@ class tensor {
     FG_CHECK(device().is_cpu(), device_error, "fg::tensor::", what, ": tensor is on ", device().str(),
              "; call .cpu() first");
   }
-  template <class L>
+  template <class U, class L>
   void from_list(const L& l) {
     fg::shape s;
-    detail::nested_shape<T>(l, s, 0);
+    detail::nested_shape<U>(l, s, 0);
     *this = tensor(s, fg::device::cpu());
     T* out = buf_->data;
-    detail::nested_copy<T>(l, out);
+    detail::nested_copy<U>(l, out);
   }
 
   std::shared_ptr<detail::storage<T>> buf_;
@@ -195,4 +203,5 @@ template <class T> tensor<T> tensor<T>::gpu(int n) const { return to(fg::device:
 
 template <class T> tensor(T) -> tensor<T>;
 template <class T> tensor(std::initializer_list<T>) -> tensor<T>;
+template <class T> tensor(std::initializer_list<std::initializer_list<T>>) -> tensor<T>;
 }  // namespace fusegrad

@@ -1,0 +1,219 @@
+// gradient_tape semantics: options, watching, stop_recording, reset, unconnected gradients,
+// output gradients, several sources, threads, memory release, and misuse.
+#include <catch2/catch.hpp>
+#include <fusegrad/fusegrad.hpp>
+
+#include <thread>
+
+TEST_CASE("seed 000 example 2: nested tapes give 81 and 54 for 3x^3 at 3", "[tape]") {
+  fg::tensor<float> x = 3.0f;
+  fg::tensor<float> dy_dx, d2y_dx2;
+  {
+    fg::gradient_tape gg;
+    gg.watch(x);
+    {
+      fg::gradient_tape g;
+      g.watch(x);
+      fg::tensor<float> y = 3 * x * x * x;
+      dy_dx = g.gradient(y, x);
+    }
+    d2y_dx2 = gg.gradient(dy_dx, x);
+  }
+  CHECK(dy_dx.item() == 81.f);
+  CHECK(d2y_dx2.item() == 54.f);
+}
+
+TEST_CASE("a tape records only evaluations whose inputs it watches", "[tape]") {
+  fg::tensor<float> x = 2.f, c = 5.f;
+  fg::gradient_tape tape;
+  fg::tensor<float> unwatched = c * c;
+  CHECK(tape.size() == 0);
+  tape.watch(x);
+  fg::tensor<float> y = x * c;
+  fg::tensor<float> z = y + unwatched;
+  CHECK(tape.size() == 2);
+  CHECK(tape.gradient(z, x).item() == 5.f);
+}
+
+TEST_CASE("an unconnected source gives an undefined tensor, or zeros on request", "[tape]") {
+  fg::tensor<float> x = 2.f;
+  fg::tensor<float> z = fg::fill<float>({2, 2}, 1.f);
+  fg::gradient_tape tape({.persistent = true});
+  tape.watch(x);
+  tape.watch(z);
+  fg::tensor<float> y = x * x;
+  CHECK_FALSE(tape.gradient(y, z).defined());
+  fg::tensor<float> dz = tape.gradient(y, z, fg::unconnected_gradients::zero);
+  REQUIRE(dz.defined());
+  CHECK(dz.shape() == fg::shape{2, 2});
+  CHECK(fg::reduce_sum(fg::abs(dz)).item() == 0.f);
+}
+
+TEST_CASE("a non-scalar target is summed, as in TensorFlow", "[tape]") {
+  fg::tensor<double> x = {1.0, 2.0, 3.0};
+  fg::gradient_tape tape;
+  tape.watch(x);
+  fg::tensor<double> y = x * x;
+  fg::tensor<double> g = tape.gradient(y, x);
+  CHECK(g.data()[0] == 2.0);
+  CHECK(g.data()[1] == 4.0);
+  CHECK(g.data()[2] == 6.0);
+}
+
+TEST_CASE("output_gradients weight the target's elements", "[tape]") {
+  fg::tensor<double> x = {1.0, 2.0};
+  fg::gradient_tape tape({.persistent = true});
+  tape.watch(x);
+  fg::tensor<double> y = x * x * x;
+  fg::tensor<double> g = tape.gradient(y, x, fg::tensor<double>{10.0, 100.0});
+  CHECK(g.data()[0] == 30.0);
+  CHECK(g.data()[1] == 1200.0);
+  CHECK_THROWS_AS(tape.gradient(y, x, fg::tensor<double>{1.0, 2.0, 3.0}), std::invalid_argument);
+  CHECK_THROWS_WITH(tape.gradient(y, x, fg::tensor<double>{1.0, 2.0, 3.0}),
+                    Catch::Contains("output_gradients has shape (3,)") && Catch::Contains("(2,)"));
+  CHECK(tape.gradient(y, x).data()[1] == 12.0);  // still usable
+}
+
+TEST_CASE("gradient with a list of sources returns them in order", "[tape]") {
+  fg::tensor<float> a = 2.f, b = 3.f, c = 4.f;
+  fg::gradient_tape tape;
+  tape.watch(a);
+  tape.watch(b);
+  tape.watch(c);
+  fg::tensor<float> y = a * b + c * c;
+  std::vector<fg::tensor<float>> g = tape.gradient(y, {a, b, c});
+  REQUIRE(g.size() == 3);
+  CHECK(g[0].item() == 3.f);
+  CHECK(g[1].item() == 2.f);
+  CHECK(g[2].item() == 8.f);
+}
+
+TEST_CASE("an unevaluated expression target is differentiated as if assigned in the tape", "[tape]") {
+  fg::tensor<float> x = 3.f;
+  fg::gradient_tape tape;
+  tape.watch(x);
+  CHECK(tape.gradient(x * x + 1, x).item() == 6.f);
+}
+
+TEST_CASE("stop_recording and stop_gradient cut the recording", "[tape]") {
+  fg::tensor<double> x = 2.0;
+  fg::gradient_tape tape({.persistent = true});
+  tape.watch(x);
+  fg::tensor<double> y = x * x;
+  fg::tensor<double> hidden;
+  {
+    auto pause = tape.stop_recording();
+    hidden = x * 10;
+  }
+  fg::tensor<double> z = y + hidden;
+  CHECK(tape.gradient(z, x).item() == 4.0);
+  fg::tensor<double> w = fg::stop_gradient(x * x) * x;
+  CHECK(tape.gradient(w, x).item() == 4.0);
+}
+
+TEST_CASE("reset forgets the recording; the tape records again afterwards", "[tape]") {
+  fg::tensor<double> x = 2.0;
+  fg::gradient_tape tape;
+  tape.watch(x);
+  fg::tensor<double> y = x * x;
+  tape.reset();
+  CHECK(tape.size() == 0);
+  CHECK_FALSE(tape.gradient(y, x).defined());
+  fg::gradient_tape tape2;
+  tape2.watch(x);
+  fg::tensor<double> y2 = x * x * x;
+  CHECK(tape2.gradient(y2, x).item() == 12.0);
+}
+
+TEST_CASE("integer sources are rejected with a message naming the dtype", "[tape][errors]") {
+  fg::tensor<int> i = 3;
+  fg::tensor<float> x = 1.f;
+  fg::gradient_tape tape({.persistent = true});
+  tape.watch(x);
+  fg::tensor<float> y = x * 2;
+  CHECK_THROWS_AS(tape.gradient(y, i), std::invalid_argument);
+  CHECK_THROWS_WITH(tape.gradient(y, i), Catch::Contains("int32"));
+  CHECK(tape.gradient(y, x).item() == 2.f);
+}
+
+TEST_CASE("tapes are thread-local: two threads record independently", "[tape][threads]") {
+  auto work = [](double v, double* out) {
+    fg::tensor<double> x = v;
+    fg::gradient_tape tape;
+    tape.watch(x);
+    fg::tensor<double> y = x;
+    for (int i = 0; i < 200; ++i) y = y * 1.0 + x;  // y = 201 x
+    *out = tape.gradient(y, x).item();
+  };
+  double a = 0, b = 0;
+  std::thread t1(work, 1.0, &a), t2(work, 2.0, &b);
+  t1.join();
+  t2.join();
+  CHECK(a == 201.0);
+  CHECK(b == 201.0);
+}
+
+TEST_CASE("using a tape from another thread is an error", "[tape][threads][errors]") {
+  fg::tensor<double> x = 1.0;
+  fg::gradient_tape tape;
+  tape.watch(x);
+  fg::tensor<double> y = x * x;
+  std::string message;
+  std::thread t([&] {
+    try {
+      (void)tape.gradient(y, x);
+    } catch (const std::runtime_error& e) {
+      message = e.what();
+    }
+  });
+  t.join();
+  CHECK_THAT(message, Catch::Contains("belongs to the thread that created it"));
+  CHECK(tape.gradient(y, x).item() == 2.0);
+}
+
+TEST_CASE("a non-persistent tape releases what it saved once it has answered", "[tape][memory]") {
+  auto& c = fg::detail::counters();
+  const auto live0 = c.live_buffers;
+  {
+    fg::tensor<double> x = fg::linspace<double>(0, 1, 1000);
+    fg::gradient_tape tape;
+    tape.watch(x);
+    fg::tensor<double> y = fg::sum(fg::exp(x) * x);
+    {
+      fg::tensor<double> tmp = fg::exp(x);  // saved by the tape: an input of a recorded op
+      y = fg::sum(tmp * x) + y;
+    }
+    CHECK(c.live_buffers > live0 + 2);  // the tape holds tmp and the first sum beyond x and y
+    fg::tensor<double> g = tape.gradient(y, x);
+    // After gradient() the tape holds nothing: only x, y and g are alive.
+    CHECK(c.live_buffers == live0 + 3);
+    CHECK(tape.size() == 0);
+  }
+  CHECK(c.live_buffers == live0);
+}
+
+TEST_CASE("a tape's saved tensors are freed when the tape dies or is reset", "[tape][memory]") {
+  auto& c = fg::detail::counters();
+  fg::tensor<double> x = fg::linspace<double>(0, 1, 100);
+  const auto live0 = c.live_buffers;
+  {
+    fg::gradient_tape tape({.persistent = true});
+    tape.watch(x);
+    {
+      fg::tensor<double> t = fg::exp(x);
+      fg::tensor<double> u = t * t;
+      (void)u;
+    }
+    CHECK(c.live_buffers > live0);  // the tape keeps t (and u's id entry) alive
+    tape.reset();
+    CHECK(c.live_buffers == live0);
+    tape.watch(x);  // reset also forgets what was watched
+    {
+      fg::tensor<double> t = fg::exp(x);
+      fg::tensor<double> u = t * t;
+      (void)u;
+    }
+    CHECK(c.live_buffers > live0);
+  }
+  CHECK(c.live_buffers == live0);
+}
