@@ -12,3 +12,8 @@
 #include "autodiff/functional.hpp"
 #include "autodiff/jacobian.hpp"
 #include "autodiff/check_gradients.hpp"
+#include "core/random.hpp"
+#include "ops/shape_ops.hpp"
+#include "ops/indexing.hpp"
+#include "ops/linalg.hpp"
+#include "ops/scan.hpp"

@@ -353,7 +353,11 @@ class array_printer {
       s += hanging + child(n - 1);
     }
     // The first line's indent stands for the brackets already printed by the enclosing levels.
-    return "[" + s.substr(hang) + "]";
+  // Built step by step: GCC 12 warns (-Wrestrict, falsely) on "[" + s.substr(...) at -O3.
+  std::string r(1, '[');
+  r.append(s, hang);
+  r += ']';
+  return r;
   }
 
   const T* data_;

@@ -10,14 +10,21 @@
 
 namespace fusegrad {
 
+/// The values as numpy prints them (`str(x.numpy())`): `[[ 3  4]\n [10 12]]`.
+template <class T>
+std::string numpy_str(const tensor<T>& t) {
+  FG_CHECK(t.defined(), value_error, "fg::numpy_str: the tensor is undefined");
+  const tensor<T> h = t.device().is_cpu() ? t : t.cpu();
+  std::ostringstream body;
+  detail::format_array(body, h.data(), std::span<const std::size_t>(h.shape().begin(), h.shape().size()));
+  return body.str();
+}
+
 /// Prints a tensor like TensorFlow prints a tf.Tensor.
 template <class T>
 std::ostream& operator<<(std::ostream& os, const tensor<T>& t) {
   if (!t.defined()) return os << "tensor(undefined)";
-  const tensor<T> h = t.device().is_cpu() ? t : t.cpu();
-  std::ostringstream body;
-  detail::format_array(body, h.data(), std::span<const std::size_t>(h.shape().begin(), h.shape().size()));
-  const std::string b = body.str();
+  const std::string b = numpy_str(t);
   os << "tensor(" << (b.find('\n') != std::string::npos ? "\n" : "") << b << ", shape=" << t.shape()
      << ", dtype=" << name(t.dtype());
   if (!t.device().is_cpu()) os << ", device=" << t.device();

@@ -163,7 +163,7 @@ class tensor {
   /// Same values on device d.
   tensor to(fg::device d) const;
 
-  /// Indexing and slicing (`x(1, 2)`, `x(fg::range(0, 2), fg::all)`); defined in ops/indexing.hpp.
+  /// Indexing and slicing (`x(1, 2)`, `x(fg::slice(0, 2), fg::all())`); defined in ops/indexing.hpp.
   template <class... I>
   tensor operator()(const I&... idx) const;
 

@@ -183,6 +183,7 @@ struct fused_entry final : backward_fn {
     if constexpr (count_positions<T, PG>(std::make_index_sequence<n>{}) == 0) {
       return {};
     } else {
+      if (!has_gradient<T, PG>(in.on.data())) return {};
       return sum_to<Level + 1>(gated_sum<T>(pg, in.on.data()), iter, in.shape);
     }
   }

@@ -8,6 +8,7 @@
 /// the input. Evaluating it is one fused pass; since it is built from fusegrad ops it is itself
 /// recordable, which is what makes higher-order gradients work.
 
+#include <array>
 #include <tuple>
 
 #include "../ops/binary.hpp"
@@ -78,8 +79,26 @@ auto gated_sum_from(const Tuple& pg, const bool* on, const Acc& acc) {
   }
 }
 
+/// Which positions of a position_grads tuple carry a (nonzero) gradient of type T.
+template <class T, class Tuple>
+constexpr auto carrying_positions() {
+  return [&]<std::size_t... P>(std::index_sequence<P...>) {
+    return std::array<bool, sizeof...(P)>{grad_of_type<T, std::tuple_element_t<P, Tuple>>()...};
+  }(std::make_index_sequence<std::tuple_size_v<Tuple>>{});
+}
+
+/// True when the input flagged in `on` stands at some position that carries a gradient.
+template <class T, class Tuple>
+bool has_gradient(const bool* on) {
+  constexpr auto carry = carrying_positions<T, Tuple>();
+  for (std::size_t p = 0; p < carry.size(); ++p)
+    if (carry[p] && on[p]) return true;
+  return false;
+}
+
 /// The gradient expression of the input whose positions are flagged in `on`, for inputs of
-/// type T. With a single position of type T there is nothing to gate.
+/// type T (call only when has_gradient). With a single carrying position there is nothing to
+/// gate: that position is the input's.
 template <class T, class Tuple>
 auto gated_sum(const Tuple& pg, const bool* on) {
   constexpr std::size_t n = std::tuple_size_v<Tuple>;

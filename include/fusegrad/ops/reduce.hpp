@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <initializer_list>
+#include <memory>
 #include <vector>
 
 #include "../autodiff/stop_gradient.hpp"
@@ -57,10 +58,13 @@ tensor<T> finish_reduce(const tensor<T>& r, const reduce_plan& p, bool keepdims)
 template <class R, class X, class T = value_type_of<X>>
 tensor<T> reduce_with(const X& x, const reduce_plan& p, const fg::shape& in_shape, fg::device d) {
   FG_CHECK(d.is_cpu(), device_error, "fusegrad: reductions on ", d.str(), " need the device backend");
-  std::vector<typename R::acc> acc(p.keep.elements(), R::identity());
-  host::reduce_host<R>(x, in_shape, p.keep, acc.data());
+  // Not std::vector: its bool specialisation has no data().
+  const std::size_t n = p.keep.elements();
+  std::unique_ptr<typename R::acc[]> acc(new typename R::acc[n]);
+  std::fill(acc.get(), acc.get() + n, R::identity());
+  host::reduce_host<R>(x, in_shape, p.keep, acc.get());
   tensor<T> r(p.keep, d);
-  std::copy(acc.begin(), acc.end(), r.buffer()->data);
+  std::copy(acc.get(), acc.get() + n, r.buffer()->data);
   return r;
 }
 
@@ -122,6 +126,11 @@ struct extremum_grad {
     return g * ind / cnt;
   }
 };
+/// all and any have no gradient (bool results); never called.
+struct no_grad {
+  template <class T>
+  tensor<T> operator()(const tensor<T>& x, const tensor<T>&, const tensor<T>&, const axes&) const { return x; }
+};
 /// d prod / dx_i = prod / x_i (exact while no element is zero).
 struct prod_grad {
   template <class T>
@@ -162,7 +171,7 @@ tensor<value_type_of<X>> prod(const X& x, const axes& ax = {}, bool keepdims = f
 template <tensor_like X>
 tensor<bool> reduce_all(const X& x, const axes& ax = {}, bool keepdims = false) {
   static_assert(std::same_as<value_type_of<X>, bool>, "fg::reduce_all takes a bool tensor; compare first (x > 0)");
-  return detail::reduce_recorded<host::all_reducer>(x, ax, keepdims, "reduce_all", nullptr);
+  return detail::reduce_recorded<host::all_reducer>(x, ax, keepdims, "reduce_all", detail::no_grad{});
 }
 /// Alias of fg::reduce_all.
 template <tensor_like X>
@@ -171,7 +180,7 @@ tensor<bool> all(const X& x, const axes& ax = {}, bool keepdims = false) { retur
 template <tensor_like X>
 tensor<bool> reduce_any(const X& x, const axes& ax = {}, bool keepdims = false) {
   static_assert(std::same_as<value_type_of<X>, bool>, "fg::reduce_any takes a bool tensor; compare first (x > 0)");
-  return detail::reduce_recorded<host::any_reducer>(x, ax, keepdims, "reduce_any", nullptr);
+  return detail::reduce_recorded<host::any_reducer>(x, ax, keepdims, "reduce_any", detail::no_grad{});
 }
 /// Alias of fg::reduce_any.
 template <tensor_like X>

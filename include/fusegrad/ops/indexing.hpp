@@ -1,0 +1,206 @@
+#pragma once
+/// \file Indexing and slicing (`x(1, fg::slice(0, 2))`), fg::gather with its scatter-add
+/// gradient, and fg::one_hot.
+
+#include <array>
+#include <concepts>
+#include <cstdint>
+#include <optional>
+#include <type_traits>
+
+#include "shape_ops.hpp"
+
+namespace fusegrad {
+
+/// A numpy slice `start:stop:step` of one dimension; a missing bound means the end in the step's direction.
+struct slice {
+  std::optional<long> start;  ///< first index; none: the end the step starts from
+  std::optional<long> stop;   ///< index to stop before; none: past the far end
+  long step = 1;              ///< distance between indices, negative to walk backwards; never 0
+
+  /// The whole dimension (`:`).
+  constexpr slice() = default;
+  /// start .. stop (exclusive) by step; negative bounds count from the end, out-of-range bounds clamp.
+  constexpr slice(long start_, long stop_, long step_ = 1) : start(start_), stop(stop_), step(step_) {}
+  /// From start to the end (`start:` or `start::step`).
+  static constexpr slice from(long start_, long step_ = 1) { return {start_, std::nullopt, step_}; }
+  /// From the beginning up to stop, exclusive (`:stop` or `:stop:step`).
+  static constexpr slice to(long stop_, long step_ = 1) { return {std::nullopt, stop_, step_}; }
+  /// Every step-th element from the end the step starts at (`::step`; `every(-1)` reverses).
+  static constexpr slice every(long step_) { return {std::nullopt, std::nullopt, step_}; }
+
+ private:
+  constexpr slice(std::optional<long> a, std::optional<long> b, long s) : start(a), stop(b), step(s) {}
+};
+
+/// The whole dimension, as an index: `x(fg::all(), 0)` (a call, since fg::all also names reduce_all).
+constexpr slice all() noexcept { return slice{}; }
+
+namespace detail {
+/// Resolves s against a dimension of size n, as Python's slice.indices does: first index and count.
+inline std::pair<long, std::size_t> resolve_slice(const slice& s, long n) {
+  FG_CHECK(s.step != 0, value_error, "fg::slice: the step must not be zero");
+  const bool down = s.step < 0;
+  auto bound = [&](std::optional<long> b, long missing) {
+    if (!b) return missing;
+    long v = *b;
+    if (v < 0) {
+      v += n;
+      if (v < 0) v = down ? -1 : 0;
+    } else if (v >= n) {
+      v = down ? n - 1 : n;
+    }
+    return v;
+  };
+  const long start = bound(s.start, down ? n - 1 : 0);
+  const long stop = bound(s.stop, down ? -1 : n);
+  long count = 0;
+  if (down && stop < start) count = (start - stop - 1) / (-s.step) + 1;
+  if (!down && start < stop) count = (stop - start - 1) / s.step + 1;
+  return {start, static_cast<std::size_t>(count)};
+}
+
+template <class I>
+concept index_like = std::same_as<I, slice> || (std::integral<I> && !std::same_as<I, bool>);
+}  // namespace detail
+
+template <class T>
+template <class... I>
+tensor<T> tensor<T>::operator()(const I&... idx) const {
+  static_assert((detail::index_like<I> && ...),
+                "fg::tensor::operator(): each index must be an integer or an fg::slice "
+                "(fg::slice(start, stop, step), fg::slice::from(start), fg::slice::to(stop), fg::all())");
+  detail::require_host_operand(*this, "tensor::operator()");
+  FG_CHECK(sizeof...(I) <= rank(), index_error, "fg::tensor::operator(): ", sizeof...(I),
+           " indices given for a tensor of shape ", shape_, " (rank ", rank(), ")");
+  const auto st = detail::contiguous_strides(shape_);
+  detail::strided_walk w;
+  fg::shape out;
+  std::size_t d = 0;
+  [[maybe_unused]] auto one = [&](const auto& ix) {
+    const long n = static_cast<long>(shape_[d]);
+    if constexpr (std::same_as<std::remove_cvref_t<decltype(ix)>, slice>) {
+      const auto [first, count] = detail::resolve_slice(ix, n);
+      if (count > 0) w.offset += first * st[d];
+      w.push(count, ix.step * st[d]);
+      out.push_back(count);
+    } else {
+      const long i = static_cast<long>(ix);
+      FG_CHECK(i >= -n && i < n, index_error, "fg::tensor::operator(): index ", i, " is out of range for dimension ",
+               d, " of size ", n, " (shape ", shape_, "; valid indices are ", -n, " to ", n - 1, ")");
+      w.offset += (i < 0 ? i + n : i) * st[d];
+    }
+    ++d;
+  };
+  (one(idx), ...);
+  for (; d < rank(); ++d) {  // trailing dimensions stay whole
+    w.push(shape_[d], st[d]);
+    out.push_back(shape_[d]);
+  }
+  return detail::strided_gather(*this, w, out, "slice");
+}
+
+namespace detail {
+template <class I>
+concept gather_index = std::same_as<I, std::int32_t> || std::same_as<I, std::int64_t>;
+
+struct gather_plan {
+  std::size_t outer = 1, n = 0, inner = 1;
+  fg::shape out;
+};
+inline gather_plan plan_gather(const fg::shape& p, const fg::shape& idx, std::size_t a) {
+  gather_plan g;
+  for (std::size_t d = 0; d < a; ++d) g.outer *= p[d];
+  for (std::size_t d = a + 1; d < p.rank(); ++d) g.inner *= p[d];
+  g.n = p[a];
+  for (std::size_t d = 0; d < a; ++d) g.out.push_back(p[d]);
+  for (std::size_t d : idx) g.out.push_back(d);
+  for (std::size_t d = a + 1; d < p.rank(); ++d) g.out.push_back(p[d]);
+  return g;
+}
+
+template <class T, class Ix>
+tensor<T> scatter_add(const tensor<T>& g, const tensor<Ix>& idx, std::size_t a, const fg::shape& pshape);
+
+/// params' slices at idx along axis a (indices already checked); recorded, gradient scatter_add.
+template <class T, class Ix>
+tensor<T> gather_checked(const tensor<T>& p, const tensor<Ix>& idx, std::size_t a) {
+  const gather_plan g = plan_gather(p.shape(), idx.shape(), a);
+  tensor<T> r(g.out, fg::device::cpu());
+  const std::size_t m = idx.size();
+  T* dst = r.buffer()->data;
+  for (std::size_t o = 0; o < g.outer; ++o)
+    for (std::size_t j = 0; j < m; ++j) {
+      const T* src = p.data() + (o * g.n + static_cast<std::size_t>(idx.data()[j])) * g.inner;
+      dst = std::copy(src, src + g.inner, dst);
+    }
+  record_op<T, 1>("gather", {p.id()}, r.id(), [idx, a, ps = p.shape()](const tensor<T>& gr, auto) {
+    return std::array{scatter_add(gr, idx, a, ps)};
+  });
+  return r;
+}
+
+/// Zeros of params' shape with g's slices added at idx along axis a (repeated indices add up);
+/// the gradient of gather, recorded with gather as its own gradient.
+template <class T, class Ix>
+tensor<T> scatter_add(const tensor<T>& g, const tensor<Ix>& idx, std::size_t a, const fg::shape& pshape) {
+  require_host_operand(g, "gather_grad");
+  const gather_plan plan = plan_gather(pshape, idx.shape(), a);
+  tensor<T> r = zeros<T>(pshape);
+  const std::size_t m = idx.size();
+  const T* src = g.data();
+  for (std::size_t o = 0; o < plan.outer; ++o)
+    for (std::size_t j = 0; j < m; ++j) {
+      T* dst = r.buffer()->data + (o * plan.n + static_cast<std::size_t>(idx.data()[j])) * plan.inner;
+      for (std::size_t k = 0; k < plan.inner; ++k) dst[k] += *src++;
+    }
+  record_op<T, 1>("gather_grad", {g.id()}, r.id(), [idx, a](const tensor<T>& gg, auto) {
+    return std::array{gather_checked(gg, idx, a)};
+  });
+  return r;
+}
+}  // namespace detail
+
+/// Slices of params along `axis` picked by integer indices of any shape (tf.gather): the result
+/// has shape params.shape[:axis] + indices.shape + params.shape[axis+1:]. Indices run from 0 to
+/// the dimension's size - 1 (negative ones are out of range, as in TensorFlow).
+template <tensor_like P, tensor_like I>
+tensor<value_type_of<P>> gather(const P& params, const I& indices, long axis = 0) {
+  using T = value_type_of<P>;
+  using Ix = value_type_of<I>;
+  static_assert(detail::gather_index<Ix>, "fg::gather: indices must be a tensor<int32_t> or tensor<int64_t>");
+  const tensor<T> p = eval(params);
+  const tensor<Ix> idx = eval(indices);
+  detail::require_host_operand(p, "gather");
+  detail::require_host_operand(idx, "gather");
+  FG_CHECK(p.rank() > 0, shape_error, "fg::gather: params must have rank >= 1, got a scalar");
+  const std::size_t a = detail::normalize_axis(axis, p.rank(), "gather");
+  const auto n = static_cast<Ix>(p.shape()[a]);
+  for (std::size_t j = 0; j < idx.size(); ++j) {
+    const Ix i = idx.data()[j];
+    FG_CHECK(i >= 0 && i < n, index_error, "fg::gather: index ", i, " (element ", j, " of indices) is out of range for axis ",
+             a, " of params with shape ", p.shape(), " (valid: 0 to ", static_cast<long>(n) - 1, ")");
+  }
+  return detail::gather_checked(p, idx, a);
+}
+
+/// A one-hot encoding of integer indices (tf.one_hot): shape indices.shape + (depth,), `on` at
+/// each index and `off` elsewhere; an index outside 0 .. depth - 1 gives a row of `off`.
+template <element_type T = float, tensor_like I>
+tensor<T> one_hot(const I& indices, long depth, std::type_identity_t<T> on = T(1), std::type_identity_t<T> off = T(0)) {
+  using Ix = value_type_of<I>;
+  static_assert(detail::gather_index<Ix>, "fg::one_hot: indices must be a tensor<int32_t> or tensor<int64_t>");
+  FG_CHECK(depth >= 0, value_error, "fg::one_hot: depth must be >= 0, got ", depth);
+  const tensor<Ix> idx = eval(indices);
+  detail::require_host_operand(idx, "one_hot");
+  fg::shape out = idx.shape();
+  out.push_back(static_cast<std::size_t>(depth));
+  tensor<T> r = fill<T>(out, off);
+  T* dst = r.buffer()->data;
+  for (std::size_t j = 0; j < idx.size(); ++j) {
+    const Ix i = idx.data()[j];
+    if (i >= 0 && i < depth) dst[j * static_cast<std::size_t>(depth) + static_cast<std::size_t>(i)] = on;
+  }
+  return r;
+}
+}  // namespace fusegrad
