@@ -11,7 +11,14 @@ import sys
 passed = failed = 0
 ALL_OK = re.compile(r"All tests passed \((\d+) assertions? in (\d+) test cases?\)")
 MIXED = re.compile(r"test cases:\s+(\d+)\s+\|\s+(\d+) passed\s+\|\s+(\d+) failed")
-with open(sys.argv[1]) as f:
+try:
+    log = open(sys.argv[1])
+except OSError:
+    # The build failed before any test ran.
+    print("failed: no test log (the build failed; see build/meson-test.out)")
+    print("tests: 0 passed, 1 failed")
+    sys.exit(1)
+with log as f:
     for line in f:
         if not line.strip():
             continue

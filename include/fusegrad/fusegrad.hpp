@@ -1,6 +1,9 @@
 #pragma once
 /// \file The umbrella header: everything fusegrad offers. `namespace fg = fusegrad;` comes with it.
 
+#if defined(FUSEGRAD_DEVICE)
+#include "eval/device.hpp"  // the Thrust device backend (docs/device.md), before the ops that use it
+#endif
 #include "core/creation.hpp"
 #include "core/printing.hpp"
 #include "ops/binary.hpp"

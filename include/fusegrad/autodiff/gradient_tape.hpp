@@ -8,6 +8,7 @@
 /// on a non-persistent tape.
 
 #include <iostream>
+#include <memory>
 #include <optional>
 #include <string>
 #include <tuple>
@@ -236,6 +237,7 @@ std::vector<gradient_tape::result> gradient_tape::gradient_impl(const Y& target_
     // Sources the tape never watched (nor computed) get no gradient, as in TensorFlow, even
     // when a recorded op read them next to a watched input.
     std::unordered_set<tensor_id> reach;
+    reach.reserve(2 * n + sources.size());
     for (const auto& s : sources)
       if (state_.tracks(s.id)) reach.insert(s.id);
     std::vector<char> useful(n, 0);
@@ -263,8 +265,10 @@ std::vector<gradient_tape::result> gradient_tape::gradient_impl(const Y& target_
           },
           acc);
     };
+    grads.reserve(2 * n + 2);
     std::vector<detail::any_grad> up, out;
-    std::vector<char> need_storage;
+    std::unique_ptr<bool[]> need;
+    std::size_t need_capacity = 0;
     for (std::size_t i = n; i-- > 0;) {
       if (!useful[i]) continue;
       // Copy what we need: running backward may append entries (persistent tapes record it).
@@ -281,10 +285,11 @@ std::vector<gradient_tape::result> gradient_tape::gradient_impl(const Y& target_
         }
       }
       if (!any) continue;
-      need_storage.assign(ins.size(), 0);
-      for (std::size_t k = 0; k < ins.size(); ++k) need_storage[k] = reach.count(ins[k]) != 0;
-      std::unique_ptr<bool[]> need(new bool[ins.size()]);
-      for (std::size_t k = 0; k < ins.size(); ++k) need[k] = need_storage[k] != 0;
+      if (ins.size() > need_capacity) {
+        need_capacity = std::max<std::size_t>(ins.size(), 8);
+        need.reset(new bool[need_capacity]);
+      }
+      for (std::size_t k = 0; k < ins.size(); ++k) need[k] = reach.count(ins[k]) != 0;
       out.assign(ins.size(), {});
       try {
         fn->run(up, std::span<const bool>(need.get(), ins.size()), out);

@@ -74,8 +74,13 @@ inline std::vector<tape_state*>& tape_stack() {
   return s;
 }
 
-/// True when some tape on this thread may record (the cheap test evaluators make first).
-inline bool recording() noexcept { return !tape_stack().empty(); }
+/// True when some tape on this thread records now (the cheap test evaluators make first); a
+/// tape consuming itself in gradient() is paused, so its backward pass records nothing.
+inline bool recording() noexcept {
+  for (const tape_state* t : tape_stack())
+    if (!t->paused) return true;
+  return false;
+}
 
 /// Records one entry on every active tape that tracks one of `inputs`. `make` builds the
 /// backward function, at most once, only when some tape records.

@@ -1,34 +1,40 @@
 #pragma once
 /// \file Tensors made from a shape: zeros, ones, fill, range, linspace, and their _like forms.
+/// New tensors land on the default device (fg::device_scope); the _like forms on x's device.
 
 #include <cmath>
 
+#include "../eval/device_hooks.hpp"
 #include "tensor.hpp"
 
 namespace fusegrad {
 
-/// A tensor of shape s with every element equal to v.
+/// A tensor of shape s on device d with every element equal to v.
 template <element_type T>
-tensor<T> fill(const fg::shape& s, T v) {
-  tensor<T> t(s, fg::device::cpu());
-  std::fill(t.buffer()->data, t.buffer()->data + t.size(), v);
+tensor<T> fill(const fg::shape& s, T v, fg::device d) {
+  tensor<T> t(s, d);
+  if (d.is_gpu()) device_eval::fill(t.buffer()->data, t.size(), v, d);
+  else std::fill(t.buffer()->data, t.buffer()->data + t.size(), v);
   return t;
 }
+/// A tensor of shape s with every element equal to v, on the default device (fg::device_scope).
+template <element_type T>
+tensor<T> fill(const fg::shape& s, T v) { return fill<T>(s, v, default_device()); }
 /// Zeros of shape s.
 template <element_type T = float>
 tensor<T> zeros(const fg::shape& s) { return fill<T>(s, T(0)); }
 /// Ones of shape s.
 template <element_type T = float>
 tensor<T> ones(const fg::shape& s) { return fill<T>(s, T(1)); }
-/// v in x's shape and type.
+/// v in x's shape and type, on x's device.
 template <class T>
-tensor<T> fill_like(const tensor<T>& x, T v) { return fill<T>(x.shape(), v); }
-/// Zeros in x's shape and type.
+tensor<T> fill_like(const tensor<T>& x, T v) { return fill<T>(x.shape(), v, x.device()); }
+/// Zeros in x's shape and type, on x's device.
 template <class T>
-tensor<T> zeros_like(const tensor<T>& x) { return fill<T>(x.shape(), T(0)); }
-/// Ones in x's shape and type.
+tensor<T> zeros_like(const tensor<T>& x) { return fill<T>(x.shape(), T(0), x.device()); }
+/// Ones in x's shape and type, on x's device.
 template <class T>
-tensor<T> ones_like(const tensor<T>& x) { return fill<T>(x.shape(), T(1)); }
+tensor<T> ones_like(const tensor<T>& x) { return fill<T>(x.shape(), T(1), x.device()); }
 
 /// start, start + delta, ... up to but excluding limit (tf.range).
 template <element_type T>
@@ -38,7 +44,7 @@ tensor<T> range(T start, T limit, T delta = T(1)) {
   const std::size_t count = n > 0 ? static_cast<std::size_t>(n) : 0;
   tensor<T> t(fg::shape{count}, fg::device::cpu());
   for (std::size_t i = 0; i < count; ++i) t.buffer()->data[i] = static_cast<T>(start + static_cast<T>(i) * delta);
-  return t;
+  return t.to(default_device());
 }
 /// 0, 1, ..., limit - 1.
 template <element_type T>
@@ -58,6 +64,6 @@ tensor<T> linspace(T start, T stop, std::size_t num) {
   const double step = num > 1 ? (static_cast<double>(stop) - start) / static_cast<double>(num - 1) : 0.0;
   for (std::size_t i = 0; i < num; ++i) t.buffer()->data[i] = static_cast<T>(start + step * static_cast<double>(i));
   if (num > 1) t.buffer()->data[num - 1] = stop;
-  return t;
+  return t.to(default_device());
 }
 }  // namespace fusegrad

@@ -151,14 +151,15 @@ inline std::size_t checked_elements(const fg::shape& s, std::size_t element_byte
   return n;
 }
 
-/// A host tensor of shape s whose element i is f(i).
+/// A tensor of shape s whose element i is f(i), computed on the host and placed on the default
+/// device (fg::device_scope): the values do not depend on the device.
 template <class T, class F>
 tensor<T> generate(const fg::shape& s, const char* op, F f) {
   const std::size_t n = checked_elements(s, sizeof(T), op);
   tensor<T> t(s, fg::device::cpu());
   T* out = t.buffer()->data;
   for (std::size_t i = 0; i < n; ++i) out[i] = f(static_cast<std::uint64_t>(i));
-  return t;
+  return t.to(default_device());
 }
 
 /// False for every T: lets a static_assert fire only when its template is used.

@@ -6,6 +6,7 @@
 #include <new>
 
 #include "device.hpp"
+#include "host_allocator.hpp"
 #include "error.hpp"
 
 namespace fusegrad {
@@ -70,7 +71,7 @@ struct storage {
         data = &small;
       } else {
         try {
-          data = static_cast<T*>(::operator new(n * sizeof(T), std::align_val_t{64}));
+          data = static_cast<T*>(host_allocate(n * sizeof(T)));
         } catch (const std::bad_alloc&) {
           throw out_of_memory(cat("fusegrad: cannot allocate ", n * sizeof(T), " bytes on ", d.str()));
         }
@@ -88,7 +89,7 @@ struct storage {
   storage& operator=(const storage&) = delete;
   ~storage() {
     if (device_free) device_free(data, dev);
-    else if (data != &small && data) ::operator delete(data, std::align_val_t{64});
+    else if (data != &small && data) host_release(data, size * sizeof(T));
     --counters().live_buffers;
   }
 };

@@ -56,7 +56,10 @@ class tensor {
   tensor() = default;
 
   /// A rank-0 tensor holding v (`fg::tensor<float> x = 3.0f;`).
-  tensor(T v) : tensor(fg::shape{}, device_for_new()) { *buf_->data = v; }  // NOLINT: implicit like tf.constant
+  tensor(T v) : tensor(fg::shape{}, fg::device::cpu()) {  // NOLINT: implicit like tf.constant
+    *buf_->data = v;
+    place_new();
+  }
   /// A rank-0 tensor from another arithmetic scalar; a floating scalar cannot make an integer tensor.
   template <class U>
     requires(std::is_arithmetic_v<U> && !std::same_as<U, T> && !std::same_as<U, bool> &&
@@ -168,7 +171,10 @@ class tensor {
   tensor operator()(const I&... idx) const;
 
  private:
-  static fg::device device_for_new() { return fg::device::cpu(); }
+  /// Moves a tensor just made from C++ values to the default device (fg::device_scope).
+  void place_new() {
+    if (const fg::device d = default_device(); d.is_gpu()) *this = to(d);
+  }
   void require_host(const char* what) const {
     FG_CHECK(defined(), value_error, "fg::tensor::", what, ": the tensor is undefined (an unconnected gradient?)");
     FG_CHECK(device().is_cpu(), device_error, "fg::tensor::", what, ": tensor is on ", device().str(),
@@ -181,6 +187,7 @@ class tensor {
     *this = tensor(s, fg::device::cpu());
     T* out = buf_->data;
     detail::nested_copy<U>(l, out);
+    place_new();
   }
 
   std::shared_ptr<detail::storage<T>> buf_;

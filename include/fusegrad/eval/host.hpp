@@ -33,8 +33,14 @@ constexpr bool use_simd() {
     return false;
 }
 
-/// Runs kernel k over n elements of the current row into dst.
+/// Runs kernel k over n elements of the current row into dst. Note [flatten]: the whole chain
+/// is inlined into this loop, xsimd's math included, so the compiler can merge the repeated
+/// subexpressions a backward pass recomputes (exp(x) in several derivative terms) and keep
+/// everything in registers.
 template <bool Simd, class K, class T>
+#if defined(__GNUC__)
+[[gnu::flatten]]
+#endif
 void run_row(const K& k, std::size_t n, T* dst) {
   std::size_t i = 0;
   if constexpr (Simd) {
@@ -83,7 +89,8 @@ void for_each_row(const E& e, const fg::shape& out, bool allow_flat, F&& f) {
   const std::size_t rank = out.rank();
   std::array<index_t, max_rank> idx{};
   if (rank == 0 || (allow_flat && is_flat(k, rank))) {
-    expr::for_each_leaf_kernel(k, [](auto& l) { detail::point_leaf(l, l.data, l.step == 0); });
+    // One element reads data[0] through ptr as made; only longer rows need the splat buffers.
+    if (n > 1) expr::for_each_leaf_kernel(k, [](auto& l) { detail::point_leaf(l, l.data, l.step == 0); });
     f(k, std::size_t{0}, n, idx);
     return;
   }

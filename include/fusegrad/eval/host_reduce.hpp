@@ -44,7 +44,7 @@ template <class T> struct max_reducer {
       if (b != b) return b;
     return b > a ? b : a;
   }
-  template <class B> static B combine(B a, B b) { return xsimd::select(b != b, b, xsimd::select(b > a, b, a)); }
+  template <class B> static B combine(B a, B b) { return xsimd::select(xsimd::isnan(b), b, xsimd::select(b > a, b, a)); }
   template <class B> static T horizontal(B b) { return fold(b); }
   template <class B> static T fold(B b) {
     alignas(64) T v[B::size];
@@ -65,7 +65,7 @@ template <class T> struct min_reducer {
       if (b != b) return b;
     return b < a ? b : a;
   }
-  template <class B> static B combine(B a, B b) { return xsimd::select(b != b, b, xsimd::select(b < a, b, a)); }
+  template <class B> static B combine(B a, B b) { return xsimd::select(xsimd::isnan(b), b, xsimd::select(b < a, b, a)); }
   template <class B> static T horizontal(B b) {
     alignas(64) T v[B::size];
     b.store_aligned(v);

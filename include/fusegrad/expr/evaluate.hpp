@@ -7,10 +7,12 @@
 /// (each op a one-node expression over tensors), a finite set of types. So first-order
 /// backward passes are fused and higher orders are exact but unfused.
 
+#include <algorithm>
 #include <array>
 #include <memory>
 
 #include "../autodiff/tape_state.hpp"
+#include "../eval/device_hooks.hpp"
 #include "../eval/host_reduce.hpp"
 #include "gradient.hpp"
 
@@ -39,9 +41,21 @@ fg::device common_device(const E& e) {
 /// Runs a host or device evaluation of e over `out` into dst.
 template <class E, class T>
 void run_elementwise(const E& e, const fg::shape& out, fg::device d, T* dst) {
-  FG_CHECK(d.is_cpu(), device_error, "fusegrad: evaluating on ", d.str(),
-           " needs the device backend; include <fusegrad/eval/device.hpp> and build with Thrust");
+  if (d.is_gpu()) return device_eval::evaluate(e, out, d, dst);
   host::evaluate_host(e, out, dst);
+}
+
+/// Reduces e, broadcast over `iter`, with reducer R into dst of shape `keep` (iter's rank, 1 on
+/// reduced axes), on the host or the device.
+template <class R, class E, class T>
+void run_reduction(const E& e, const fg::shape& iter, const fg::shape& keep, fg::device d, T* dst) {
+  if (d.is_gpu()) return device_eval::reduce<R>(e, iter, keep, d, dst);
+  // Not std::vector: its bool specialisation has no data().
+  const std::size_t n = keep.elements();
+  std::unique_ptr<typename R::acc[]> acc(new typename R::acc[n]);
+  std::fill(acc.get(), acc.get() + n, R::identity());
+  host::reduce_host<R>(e, iter, keep, acc.get());
+  std::copy(acc.get(), acc.get() + n, dst);
 }
 
 template <int Level, class E> struct fused_entry;
@@ -113,6 +127,29 @@ auto evaluate_level(const E& e) {
   else return evaluate_unfused(e);
 }
 
+/// Mean of e over the axes that `iter` has and `keep` reduces (keep: iter's rank, 1 on the
+/// reduced axes): one fused pass over e; the reduced sums are divided by the count as they are
+/// written out (as numpy does: sum, then divide). Recorded as the sum of e / count.
+template <class E, class T = typename E::value_type>
+tensor<T> mean_to(const E& e, const fg::shape& iter, const fg::shape& keep, std::size_t count) {
+  const fg::device dev = common_device(e);
+  tensor<T> r(keep, dev);
+  const T n = static_cast<T>(count);
+  if (dev.is_gpu()) {
+    device_eval::reduce<host::sum_reducer<T>>(e, iter, keep, dev, r.buffer()->data, n);
+  } else {
+    using A = typename host::sum_reducer<T>::acc;
+    std::vector<A> acc(keep.elements(), A(0));
+    host::reduce_host<host::sum_reducer<T>>(e, iter, keep, acc.data());
+    for (std::size_t i = 0; i < acc.size(); ++i) r.buffer()->data[i] = static_cast<T>(acc[i]) / n;
+  }
+  if (recording()) {
+    const auto scaled = e / n;
+    record_fused<0>(scaled, iter, keep, r.id());
+  }
+  return r;
+}
+
 /// Sum of e, broadcast over `iter`, reduced to `target` (a shape iter broadcasts from): the
 /// reduction of a gradient over broadcast axes, and reduce_sum. One fused pass, recorded.
 template <int Level, class E, class T = typename E::value_type>
@@ -128,12 +165,8 @@ tensor<T> sum_to(const E& e, const fg::shape& iter, const fg::shape& target) {
     const std::size_t off = iter.rank() - target.rank();
     for (std::size_t d = 0; d < iter.rank(); ++d) keep.push_back(d < off ? 1 : target[d - off]);
     const fg::device dev = common_device(e);
-    FG_CHECK(dev.is_cpu(), device_error, "fusegrad: reductions on ", dev.str(), " need the device backend");
-    using A = typename host::sum_reducer<T>::acc;
-    std::vector<A> acc(keep.elements(), A(0));
-    host::reduce_host<host::sum_reducer<T>>(e, iter, keep, acc.data());
     tensor<T> r(target, dev);
-    std::copy(acc.begin(), acc.end(), r.buffer()->data);
+    run_reduction<host::sum_reducer<T>>(e, iter, keep, dev, r.buffer()->data);
     if constexpr (std::is_floating_point_v<T>)
       if (recording()) record_fused<Level>(e, iter, keep, r.id());
     return r;

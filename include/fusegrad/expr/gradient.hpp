@@ -30,6 +30,14 @@ struct gate_op : detail::op_traits {
 namespace detail {
 template <class G> struct is_zero_grad : std::is_same<G, zero_grad> {};
 
+/// The vector-Jacobian product of node e's operand I for upstream gradient g. A function
+/// rather than a lambda inside position_grads' pack expansion, which nvcc's front end rejects.
+template <std::size_t I, class E, class G>
+auto operand_vjp(const E& e, const G& g) {
+  if constexpr (is_zero_grad<G>::value) return zero_grad{};
+  else return std::apply([&](const auto&... a) { return e.op.template vjp<I>(g, a...); }, e.args);
+}
+
 /// Per-position gradient expressions of e for upstream gradient g (Note [fused backward]).
 template <class E, class G>
 auto position_grads(const E& e, const G& g) {
@@ -42,11 +50,7 @@ auto position_grads(const E& e, const G& g) {
       return std::tuple<zero_grad>{};
   } else {
     return [&]<std::size_t... I>(std::index_sequence<I...>) {
-      return std::tuple_cat(position_grads(std::get<I>(e.args), [&] {
-        if constexpr (is_zero_grad<G>::value) return zero_grad{};
-        else
-          return std::apply([&](const auto&... a) { return e.op.template vjp<I>(g, a...); }, e.args);
-      }())...);
+      return std::tuple_cat(position_grads(std::get<I>(e.args), operand_vjp<I>(e, g))...);
     }(std::make_index_sequence<std::tuple_size_v<decltype(e.args)>>{});
   }
 }

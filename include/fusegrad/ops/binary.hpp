@@ -72,10 +72,16 @@ struct floordiv_op : op_traits {
 /// Floor modulo: the result takes the divisor's sign, as in TensorFlow and Python.
 struct mod_op : op_traits {
   static constexpr const char* name = "mod";
+  // fmod is exact; a - b * floor(a / b) is not (it loses the remainder of large quotients).
+  static constexpr bool simd = false;
   template <class V> FG_HD V operator()(V a, V b) const {
-    using std::floor;
-    if constexpr (std::is_integral_v<V>) return detail_int::floor_mod(a, b);
-    else return a - b * floor(a / b);
+    using std::fmod;
+    if constexpr (std::is_integral_v<V>) {
+      return detail_int::floor_mod(a, b);
+    } else {
+      V r = fmod(a, b);
+      return (r != V(0) && ((r < V(0)) != (b < V(0)))) ? r + b : r;
+    }
   }
   template <std::size_t I, class G, class A, class B> static auto vjp(const G& g, const A& a, const B& b) {
     if constexpr (I == 0) return g;
@@ -84,11 +90,17 @@ struct mod_op : op_traits {
 };
 struct pow_op : op_traits {
   static constexpr const char* name = "pow";
+  // The scalar pow keeps IEEE's special cases (pow(0, 0) == 1, pow(1, nan) == 1), which
+  // xsimd's batch pow does not.
+  static constexpr bool simd = false;
   template <class V> FG_HD V operator()(V a, V b) const {
     if constexpr (std::is_integral_v<V>) {
+      // Negative exponents: only 1 and -1 have integer powers; others truncate to 0.
+      if (b < 0) return a == 1 ? V(1) : (a == -1 ? (b % 2 ? V(-1) : V(1)) : V(0));
       V r = 1;
-      for (V e = b; e > 0; --e) r *= a;
-      return b < 0 ? V(0) : r;
+      for (V e = b; e > 0; e >>= 1, a *= a)
+        if (e & 1) r *= a;
+      return r;
     } else {
       using std::pow;
       return pow(a, b);
@@ -103,7 +115,13 @@ struct pow_op : op_traits {
 /// Ties send the gradient to the first operand, as TensorFlow does.
 struct maximum_op : op_traits {
   static constexpr const char* name = "maximum";
-  template <class V> FG_HD V operator()(V a, V b) const { using std::max; return max(a, b); }
+  // NaN in either operand propagates, on every path.
+  template <class V> FG_HD V operator()(V a, V b) const {
+    using std::max;
+    if constexpr (std::is_integral_v<V>) return max(a, b);
+    else if constexpr (std::is_arithmetic_v<V>) return a != a ? a : (b != b ? b : max(a, b));
+    else return select(isnan(a), a, select(isnan(b), b, max(a, b)));
+  }
   template <std::size_t I, class G, class A, class B> static auto vjp(const G& g, const A& a, const B& b) {
     if constexpr (I == 0) return where(a >= b, g, 0);
     else return where(a >= b, 0, g);
@@ -111,7 +129,12 @@ struct maximum_op : op_traits {
 };
 struct minimum_op : op_traits {
   static constexpr const char* name = "minimum";
-  template <class V> FG_HD V operator()(V a, V b) const { using std::min; return min(a, b); }
+  template <class V> FG_HD V operator()(V a, V b) const {
+    using std::min;
+    if constexpr (std::is_integral_v<V>) return min(a, b);
+    else if constexpr (std::is_arithmetic_v<V>) return a != a ? a : (b != b ? b : min(a, b));
+    else return select(isnan(a), a, select(isnan(b), b, min(a, b)));
+  }
   template <std::size_t I, class G, class A, class B> static auto vjp(const G& g, const A& a, const B& b) {
     if constexpr (I == 0) return where(a <= b, g, 0);
     else return where(a <= b, 0, g);
@@ -130,7 +153,11 @@ struct equal_op : compare_traits {
 };
 struct not_equal_op : compare_traits {
   static constexpr const char* name = "not_equal";
-  template <class V> FG_HD auto operator()(V a, V b) const { return a != b; }
+  // !(a == b): xsimd's AVX-512 batch != is an ordered compare, false when either is NaN.
+  template <class V> FG_HD auto operator()(V a, V b) const {
+    if constexpr (std::is_arithmetic_v<V>) return a != b;
+    else return !(a == b);
+  }
 };
 struct less_op : compare_traits {
   static constexpr const char* name = "less";

@@ -70,7 +70,7 @@ tensor<T> tensor<T>::operator()(const I&... idx) const {
   static_assert((detail::index_like<I> && ...),
                 "fg::tensor::operator(): each index must be an integer or an fg::slice "
                 "(fg::slice(start, stop, step), fg::slice::from(start), fg::slice::to(stop), fg::all())");
-  detail::require_host_operand(*this, "tensor::operator()");
+  FG_CHECK(defined(), value_error, "fg::tensor::operator(): the tensor is undefined (an unconnected gradient?)");
   FG_CHECK(sizeof...(I) <= rank(), index_error, "fg::tensor::operator(): ", sizeof...(I),
            " indices given for a tensor of shape ", shape_, " (rank ", rank(), ")");
   const auto st = detail::contiguous_strides(shape_);
@@ -126,14 +126,17 @@ tensor<T> scatter_add(const tensor<T>& g, const tensor<Ix>& idx, std::size_t a, 
 template <class T, class Ix>
 tensor<T> gather_checked(const tensor<T>& p, const tensor<Ix>& idx, std::size_t a) {
   const gather_plan g = plan_gather(p.shape(), idx.shape(), a);
+  const tensor<T> hp = host_operand(p, "gather");
+  const tensor<Ix> hi = host_operand(idx, "gather");
   tensor<T> r(g.out, fg::device::cpu());
   const std::size_t m = idx.size();
   T* dst = r.buffer()->data;
   for (std::size_t o = 0; o < g.outer; ++o)
     for (std::size_t j = 0; j < m; ++j) {
-      const T* src = p.data() + (o * g.n + static_cast<std::size_t>(idx.data()[j])) * g.inner;
+      const T* src = hp.data() + (o * g.n + static_cast<std::size_t>(hi.data()[j])) * g.inner;
       dst = std::copy(src, src + g.inner, dst);
     }
+  r = r.to(p.device());
   record_op<T, 1>("gather", {p.id()}, r.id(), [idx, a, ps = p.shape()](const tensor<T>& gr, auto) {
     return std::array{scatter_add(gr, idx, a, ps)};
   });
@@ -144,16 +147,18 @@ tensor<T> gather_checked(const tensor<T>& p, const tensor<Ix>& idx, std::size_t 
 /// the gradient of gather, recorded with gather as its own gradient.
 template <class T, class Ix>
 tensor<T> scatter_add(const tensor<T>& g, const tensor<Ix>& idx, std::size_t a, const fg::shape& pshape) {
-  require_host_operand(g, "gather_grad");
+  const tensor<T> hg = host_operand(g, "gather_grad");
+  const tensor<Ix> hi = host_operand(idx, "gather_grad");
   const gather_plan plan = plan_gather(pshape, idx.shape(), a);
-  tensor<T> r = zeros<T>(pshape);
+  tensor<T> r = fill<T>(pshape, T(0), fg::device::cpu());
   const std::size_t m = idx.size();
-  const T* src = g.data();
+  const T* src = hg.data();
   for (std::size_t o = 0; o < plan.outer; ++o)
     for (std::size_t j = 0; j < m; ++j) {
-      T* dst = r.buffer()->data + (o * plan.n + static_cast<std::size_t>(idx.data()[j])) * plan.inner;
+      T* dst = r.buffer()->data + (o * plan.n + static_cast<std::size_t>(hi.data()[j])) * plan.inner;
       for (std::size_t k = 0; k < plan.inner; ++k) dst[k] += *src++;
     }
+  r = r.to(g.device());
   record_op<T, 1>("gather_grad", {g.id()}, r.id(), [idx, a](const tensor<T>& gg, auto) {
     return std::array{gather_checked(gg, idx, a)};
   });
@@ -171,13 +176,14 @@ tensor<value_type_of<P>> gather(const P& params, const I& indices, long axis = 0
   static_assert(detail::gather_index<Ix>, "fg::gather: indices must be a tensor<int32_t> or tensor<int64_t>");
   const tensor<T> p = eval(params);
   const tensor<Ix> idx = eval(indices);
-  detail::require_host_operand(p, "gather");
-  detail::require_host_operand(idx, "gather");
+  FG_CHECK(p.defined(), value_error, "fg::gather: params are undefined (an unconnected gradient?)");
+  const tensor<Ix> hi = detail::host_operand(idx, "gather");
+  detail::check_same_device("gather", p.device(), idx.device());
   FG_CHECK(p.rank() > 0, shape_error, "fg::gather: params must have rank >= 1, got a scalar");
   const std::size_t a = detail::normalize_axis(axis, p.rank(), "gather");
   const auto n = static_cast<Ix>(p.shape()[a]);
   for (std::size_t j = 0; j < idx.size(); ++j) {
-    const Ix i = idx.data()[j];
+    const Ix i = hi.data()[j];
     FG_CHECK(i >= 0 && i < n, index_error, "fg::gather: index ", i, " (element ", j, " of indices) is out of range for axis ",
              a, " of params with shape ", p.shape(), " (valid: 0 to ", static_cast<long>(n) - 1, ")");
   }
@@ -192,15 +198,15 @@ tensor<T> one_hot(const I& indices, long depth, std::type_identity_t<T> on = T(1
   static_assert(detail::gather_index<Ix>, "fg::one_hot: indices must be a tensor<int32_t> or tensor<int64_t>");
   FG_CHECK(depth >= 0, value_error, "fg::one_hot: depth must be >= 0, got ", depth);
   const tensor<Ix> idx = eval(indices);
-  detail::require_host_operand(idx, "one_hot");
+  const tensor<Ix> hi = detail::host_operand(idx, "one_hot");
   fg::shape out = idx.shape();
   out.push_back(static_cast<std::size_t>(depth));
-  tensor<T> r = fill<T>(out, off);
+  tensor<T> r = fill<T>(out, off, fg::device::cpu());
   T* dst = r.buffer()->data;
   for (std::size_t j = 0; j < idx.size(); ++j) {
-    const Ix i = idx.data()[j];
+    const Ix i = hi.data()[j];
     if (i >= 0 && i < depth) dst[j * static_cast<std::size_t>(depth) + static_cast<std::size_t>(i)] = on;
   }
-  return r;
+  return r.to(idx.device());
 }
 }  // namespace fusegrad

@@ -69,10 +69,13 @@ tensor<T> matmul_matrices(const tensor<T>& a, const tensor<T>& b, bool ta, bool 
   out.push_back(n);
   FG_CHECK(std::max({m, n, k}) <= static_cast<std::size_t>(INT_MAX), shape_error, "fg::matmul: dimensions of ", sa,
            " and ", sb, " exceed what BLAS indexes (", INT_MAX, ")");
-  tensor<T> c(out, fg::device::cpu());
+  tensor<T> c(out, a.device());
   const std::size_t step_a = ra > 2 ? m * k : 0, step_b = rb > 2 ? k * n : 0;
-  for (std::size_t i = 0; i < batch; ++i)
-    gemm<T>(ta, tb, m, n, k, a.data() + i * step_a, b.data() + i * step_b, c.buffer()->data + i * m * n);
+  if (c.device().is_gpu())
+    device_eval::gemm<T>(ta, tb, m, n, k, batch, a.data(), step_a, b.data(), step_b, c.buffer()->data, c.device());
+  else
+    for (std::size_t i = 0; i < batch; ++i)
+      gemm<T>(ta, tb, m, n, k, a.data() + i * step_a, b.data() + i * step_b, c.buffer()->data + i * m * n);
   record_op<T, 2>("matmul", {a.id(), b.id()}, c.id(), [a, b, ta, tb](const tensor<T>& g, std::span<const bool> need) {
     // C = op(A) op(B): each gradient is one product of g with the other operand, arranged so
     // that the transpose flags absorb every transpose (TensorFlow's MatMul gradient).
@@ -94,7 +97,7 @@ tensor<T> matmul_matrices(const tensor<T>& a, const tensor<T>& b, bool ta, bool 
 /// The matrix product op(a) op(b), op transposing the last two axes when its flag is set.
 /// Operands: matrices; batches of matrices (rank >= 3) with equal batch dimensions, or one side
 /// a matrix applied to each batch element; a vector on either side (matrix x vector gives a
-/// vector, vector x matrix too, vector x vector a scalar). float and double use OpenBLAS.
+/// vector, vector x matrix too, vector x vector a scalar). float and double use OpenBLAS (cuBLAS on a GPU).
 template <tensor_like A, tensor_like B>
 tensor<value_type_of<A>> matmul(const A& a, const B& b, bool transpose_a, bool transpose_b) {
   using T = value_type_of<A>;
@@ -103,11 +106,9 @@ tensor<value_type_of<A>> matmul(const A& a, const B& b, bool transpose_a, bool t
   static_assert(!std::same_as<T, bool>, "fg::matmul: bool tensors have no product; fg::cast<int32_t>(x) first");
   tensor<T> at = eval(a);
   tensor<T> bt = eval(b);
-  for (const auto* t : {&at, &bt}) {
+  for (const auto* t : {&at, &bt})
     FG_CHECK(t->defined(), value_error, "fg::matmul: an operand is undefined (an unconnected gradient?)");
-    FG_CHECK(t->device().is_cpu(), device_error, "fg::matmul: an operand is on ", t->device().str(),
-             "; call .cpu() first");
-  }
+  detail::check_same_device("matmul", at.device(), bt.device());
   const fg::shape sa = at.shape(), sb = bt.shape();
   auto flags = [&] {
     return std::string(transpose_a ? " with transpose_a" : "") + (transpose_b ? " with transpose_b" : "");

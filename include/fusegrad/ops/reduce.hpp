@@ -5,10 +5,12 @@
 
 #include <algorithm>
 #include <initializer_list>
+#include <limits>
 #include <memory>
 #include <vector>
 
 #include "../autodiff/stop_gradient.hpp"
+#include "../core/creation.hpp"
 #include "reshape.hpp"
 
 namespace fusegrad {
@@ -57,14 +59,8 @@ tensor<T> finish_reduce(const tensor<T>& r, const reduce_plan& p, bool keepdims)
 /// Reduces x with reducer R, fused over an expression operand when no tape records.
 template <class R, class X, class T = value_type_of<X>>
 tensor<T> reduce_with(const X& x, const reduce_plan& p, const fg::shape& in_shape, fg::device d) {
-  FG_CHECK(d.is_cpu(), device_error, "fusegrad: reductions on ", d.str(), " need the device backend");
-  // Not std::vector: its bool specialisation has no data().
-  const std::size_t n = p.keep.elements();
-  std::unique_ptr<typename R::acc[]> acc(new typename R::acc[n]);
-  std::fill(acc.get(), acc.get() + n, R::identity());
-  host::reduce_host<R>(x, in_shape, p.keep, acc.get());
   tensor<T> r(p.keep, d);
-  std::copy(acc.get(), acc.get() + n, r.buffer()->data);
+  run_reduction<R>(x, in_shape, p.keep, d, r.buffer()->data);
   return r;
 }
 
@@ -82,15 +78,25 @@ tensor<value_type_of<X>> reduce_sum(const X& x, const axes& ax = {}, bool keepdi
 template <tensor_like X>
 tensor<value_type_of<X>> sum(const X& x, const axes& ax = {}, bool keepdims = false) { return reduce_sum(x, ax, keepdims); }
 
-/// Mean over axes (all by default); integer tensors use floor division, as TensorFlow does.
+/// Mean over axes (all by default), fused with its operand in one pass. Integer means truncate
+/// toward zero, as C++ and TensorFlow's integer mean do.
 template <tensor_like X>
 tensor<value_type_of<X>> reduce_mean(const X& x, const axes& ax = {}, bool keepdims = false) {
   using T = value_type_of<X>;
   auto opnd = detail::to_operand(x);
   const auto p = detail::plan_reduce(opnd.shape(), ax, "reduce_mean");
-  const tensor<T> s = detail::finish_reduce(detail::sum_to<0>(opnd, opnd.shape(), p.keep), p, keepdims);
-  if constexpr (std::is_floating_point_v<T>) return s / static_cast<T>(p.count);
-  else return s / static_cast<T>(std::max<std::size_t>(p.count, 1));
+  if constexpr (std::is_floating_point_v<T>) {
+    // The mean of nothing is NaN, as in numpy and TensorFlow.
+    if (p.count == 0) return detail::finish_reduce(fill<T>(p.keep, std::numeric_limits<T>::quiet_NaN()), p, keepdims);
+    return detail::finish_reduce(detail::mean_to(opnd, opnd.shape(), p.keep, p.count), p, keepdims);
+  } else {
+    const tensor<T> s = detail::finish_reduce(detail::sum_to<0>(opnd, opnd.shape(), p.keep), p, keepdims);
+    const tensor<T> hs = detail::host_operand(s, "reduce_mean");  // a host loop (docs/device.md)
+    tensor<T> r(s.shape(), fg::device::cpu());
+    const T n = static_cast<T>(std::max<std::size_t>(p.count, 1));
+    for (std::size_t i = 0; i < s.size(); ++i) r.buffer()->data[i] = hs.data()[i] / n;
+    return r.to(s.device());
+  }
 }
 /// Alias of fg::reduce_mean.
 template <tensor_like X>
@@ -190,7 +196,8 @@ namespace detail {
 template <bool Max, class X>
 tensor<std::int64_t> arg_extremum(const X& x, long axis, const char* op) {
   using T = value_type_of<X>;
-  const tensor<T> t = eval(x);
+  const tensor<T> xt = eval(x);
+  const tensor<T> t = host_operand(xt, op);  // a host kernel (docs/device.md)
   FG_CHECK(t.rank() > 0, shape_error, "fg::", op, ": needs a tensor of rank >= 1, got a scalar");
   const std::size_t a = normalize_axis(axis, t.rank(), op);
   FG_CHECK(t.shape()[a] > 0, shape_error, "fg::", op, ": axis ", axis, " of shape ", t.shape(), " is empty");
@@ -216,7 +223,7 @@ tensor<std::int64_t> arg_extremum(const X& x, long axis, const char* op) {
       }
       r.buffer()->data[o * inner + i] = static_cast<std::int64_t>(best);
     }
-  return r;
+  return r.to(xt.device());
 }
 }  // namespace detail
 

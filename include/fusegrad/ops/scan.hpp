@@ -12,7 +12,8 @@
 namespace fusegrad {
 namespace detail {
 /// Running fold of x along axis a with `step(acc, v)` from `init`; exclusive leaves each
-/// element out of its own result, reverse runs from the end.
+/// element out of its own result, reverse runs from the end. A host kernel: a device operand
+/// is copied to the host and the result back (docs/device.md).
 template <class T, class Step>
 tensor<T> scan_host(const tensor<T>& x, std::size_t a, bool exclusive, bool reverse, T init, Step step) {
   const fg::shape& s = x.shape();
@@ -20,8 +21,9 @@ tensor<T> scan_host(const tensor<T>& x, std::size_t a, bool exclusive, bool reve
   for (std::size_t d = 0; d < a; ++d) outer *= s[d];
   for (std::size_t d = a + 1; d < s.rank(); ++d) inner *= s[d];
   const std::size_t n = s[a];
+  const tensor<T> hx = host_operand(x, "scan");
   tensor<T> r(s, fg::device::cpu());
-  const T* src = x.data();
+  const T* src = hx.data();
   T* dst = r.buffer()->data;
   for (std::size_t o = 0; o < outer; ++o)
     for (std::size_t i = 0; i < inner; ++i) {
@@ -38,7 +40,7 @@ tensor<T> scan_host(const tensor<T>& x, std::size_t a, bool exclusive, bool reve
         }
       }
     }
-  return r;
+  return r.to(x.device());
 }
 
 /// The evaluated operand of a scan, checked, and its axis.
@@ -47,7 +49,6 @@ std::pair<tensor<value_type_of<X>>, std::size_t> scan_operand(const X& x, long a
   static_assert(!std::same_as<value_type_of<X>, bool>, "fusegrad: cumsum and cumprod need a numeric tensor; fg::cast<int32_t>(x) first");
   tensor<value_type_of<X>> t = eval(x);
   FG_CHECK(t.defined(), value_error, "fg::", op, ": the operand is undefined (an unconnected gradient?)");
-  FG_CHECK(t.device().is_cpu(), device_error, "fg::", op, ": the operand is on ", t.device().str(), "; call .cpu() first");
   FG_CHECK(t.rank() > 0, shape_error, "fg::", op, ": needs a tensor of rank >= 1, got a scalar; reshape it to (1,) first");
   const std::size_t a = normalize_axis(axis, t.rank(), op);
   return {std::move(t), a};

@@ -93,11 +93,12 @@ tensor<T> strided_scatter(const tensor<T>& g, const strided_walk& w, const fg::s
 /// The elements of x that w visits, in shape `out` (recorded; its gradient scatters back).
 template <class T>
 tensor<T> strided_gather(const tensor<T>& x, const strided_walk& w, const fg::shape& out, const char* op) {
-  require_host_operand(x, op);
+  const tensor<T> hx = host_operand(x, op);
   tensor<T> r(out, fg::device::cpu());
-  const T* src = x.data();
+  const T* src = hx.data();
   T* dst = r.buffer()->data;
   walk(w, [&](std::size_t k, index_t s) { dst[k] = src[s]; });
+  r = r.to(x.device());
   record_op<T, 1>(op, {x.id()}, r.id(), [w, in = x.shape()](const tensor<T>& g, auto) {
     return std::array{strided_scatter(g, w, in)};
   });
@@ -108,11 +109,12 @@ tensor<T> strided_gather(const tensor<T>& x, const strided_walk& w, const fg::sh
 /// gradient of strided_gather, recorded with strided_gather as its own gradient.
 template <class T>
 tensor<T> strided_scatter(const tensor<T>& g, const strided_walk& w, const fg::shape& in) {
-  require_host_operand(g, "slice_grad");
-  tensor<T> r = zeros<T>(in);
-  const T* src = g.data();
+  const tensor<T> hg = host_operand(g, "slice_grad");
+  tensor<T> r = fill<T>(in, T(0), fg::device::cpu());
+  const T* src = hg.data();
   T* dst = r.buffer()->data;
   walk(w, [&](std::size_t k, index_t s) { dst[s] = src[k]; });
+  r = r.to(g.device());
   record_op<T, 1>("slice_grad", {g.id()}, r.id(), [w, out = g.shape()](const tensor<T>& gg, auto) {
     return std::array{strided_gather(gg, w, out, "slice")};
   });
@@ -151,7 +153,7 @@ template <tensor_like X>
 tensor<value_type_of<X>> transpose(const X& x, const std::vector<long>& perm) {
   using T = value_type_of<X>;
   const tensor<T> t = eval(x);
-  detail::require_host_operand(t, "transpose");
+  FG_CHECK(t.defined(), value_error, "fg::transpose: the operand is undefined (an unconnected gradient?)");
   const std::size_t r = t.rank();
   FG_CHECK(perm.size() == r, shape_error, "fg::transpose: perm ", detail::list_str(perm), " has ", perm.size(),
            " entries but the tensor has shape ", t.shape(), " (rank ", r, "); give one entry per axis");
@@ -175,10 +177,12 @@ tensor<value_type_of<X>> transpose(const X& x, const std::vector<long>& perm) {
     out.push_back(t.shape()[p[d]]);
     inverse[p[d]] = static_cast<long>(d);
   }
+  const tensor<T> ht = detail::host_operand(t, "transpose");
   tensor<T> y(out, fg::device::cpu());
-  const T* src = t.data();
+  const T* src = ht.data();
   T* dst = y.buffer()->data;
   detail::walk(w, [&](std::size_t k, index_t s) { dst[k] = src[s]; });
+  y = y.to(t.device());
   detail::record_op<T, 1>("transpose", {t.id()}, y.id(), [inverse](const tensor<T>& g, auto) {
     return std::array{transpose(g, inverse)};
   });
@@ -235,7 +239,7 @@ template <tensor_like X>
 tensor<value_type_of<X>> broadcast_to(const X& x, const fg::shape& s) {
   using T = value_type_of<X>;
   const tensor<T> t = eval(x);
-  detail::require_host_operand(t, "broadcast_to");
+  FG_CHECK(t.defined(), value_error, "fg::broadcast_to: the operand is undefined (an unconnected gradient?)");
   const fg::shape& in = t.shape();
   FG_CHECK(s.rank() >= in.rank(), shape_error, "fg::broadcast_to: cannot broadcast shape ", in, " to ", s,
            ": the target has fewer dimensions; give a target of rank >= ", in.rank());
@@ -249,10 +253,12 @@ tensor<value_type_of<X>> broadcast_to(const X& x, const fg::shape& s) {
              " (dimension ", d, " of the target: ", di, " vs ", s[d], "); each dimension must equal the target's or be 1");
     w.push(s[d], di == 1 ? 0 : st[d - off]);
   }
+  const tensor<T> ht = detail::host_operand(t, "broadcast_to");
   tensor<T> y(s, fg::device::cpu());
-  const T* src = t.data();
+  const T* src = ht.data();
   T* dst = y.buffer()->data;
   detail::walk(w, [&](std::size_t k, index_t p) { dst[k] = src[p]; });
+  y = y.to(t.device());
   detail::record_op<T, 1>("broadcast_to", {t.id()}, y.id(), [in](const tensor<T>& g, auto) {
     return std::array{detail::sum_to<0>(expr::leaf<T>{g}, g.shape(), in)};
   });
@@ -263,7 +269,11 @@ tensor<value_type_of<X>> broadcast_to(const X& x, const fg::shape& s) {
 template <class T>
 tensor<T> concat(const std::vector<tensor<T>>& xs, long axis = 0) {
   FG_CHECK(!xs.empty(), value_error, "fg::concat: needs at least one tensor, got an empty list");
-  for (const auto& x : xs) detail::require_host_operand(x, "concat");
+  std::vector<tensor<T>> hs;
+  for (const auto& x : xs) {
+    hs.push_back(detail::host_operand(x, "concat"));
+    detail::check_same_device("concat", xs[0].device(), x.device());
+  }
   const fg::shape& s0 = xs[0].shape();
   FG_CHECK(s0.rank() > 0, shape_error,
            "fg::concat: cannot concatenate rank-0 tensors (scalars); use fg::stack to make a vector of them");
@@ -287,10 +297,11 @@ tensor<T> concat(const std::vector<tensor<T>>& xs, long axis = 0) {
   tensor<T> y(out, fg::device::cpu());
   T* dst = y.buffer()->data;
   for (std::size_t o = 0; o < outer; ++o)
-    for (const auto& x : xs) {
+    for (const auto& x : hs) {
       const std::size_t chunk = x.shape()[a] * inner;
       dst = std::copy(x.data() + o * chunk, x.data() + (o + 1) * chunk, dst);
     }
+  y = y.to(xs[0].device());
   std::vector<tensor_id> ids;
   std::vector<std::size_t> begins, lens;
   for (const auto& x : xs) {
@@ -318,7 +329,10 @@ tensor<T> concat(std::initializer_list<tensor<T>> xs, long axis = 0) { return co
 template <class T>
 tensor<T> stack(const std::vector<tensor<T>>& xs, long axis = 0) {
   FG_CHECK(!xs.empty(), value_error, "fg::stack: needs at least one tensor, got an empty list");
-  for (const auto& x : xs) detail::require_host_operand(x, "stack");
+  for (const auto& x : xs) {
+    FG_CHECK(x.defined(), value_error, "fg::stack: an operand is undefined (an unconnected gradient?)");
+    detail::check_same_device("stack", xs[0].device(), x.device());
+  }
   const fg::shape& s0 = xs[0].shape();
   const long r = static_cast<long>(s0.rank());
   FG_CHECK(axis >= -r - 1 && axis <= r, index_error, "fg::stack: axis ", axis, " is out of range for tensors of shape ",
@@ -341,7 +355,7 @@ template <tensor_like X>
 tensor<value_type_of<X>> tile(const X& x, const std::vector<long>& multiples) {
   using T = value_type_of<X>;
   const tensor<T> t = eval(x);
-  detail::require_host_operand(t, "tile");
+  FG_CHECK(t.defined(), value_error, "fg::tile: the operand is undefined (an unconnected gradient?)");
   const fg::shape& s = t.shape();
   FG_CHECK(multiples.size() == s.rank(), shape_error, "fg::tile: multiples ", detail::list_str(multiples), " has ",
            multiples.size(), " entries but the tensor has shape ", s, " (rank ", s.rank(), "); give one per axis");
@@ -356,10 +370,12 @@ tensor<value_type_of<X>> tile(const X& x, const std::vector<long>& multiples) {
     w.push(s[d], st[d]);
     out.push_back(m * s[d]);
   }
+  const tensor<T> ht = detail::host_operand(t, "tile");
   tensor<T> y(out, fg::device::cpu());
-  const T* src = t.data();
+  const T* src = ht.data();
   T* dst = y.buffer()->data;
   detail::walk(w, [&](std::size_t k, index_t p) { dst[k] = src[p]; });
+  y = y.to(t.device());
   detail::record_op<T, 1>("tile", {t.id()}, y.id(), [s, multiples](const tensor<T>& g, auto) {
     // One axis at a time, so the split shape has rank + 1 at most.
     tensor<T> acc = g;

@@ -19,7 +19,11 @@ struct float_op : op_traits { static constexpr bool floating_only = true; };
 
 struct negative_op : op_traits {
   static constexpr const char* name = "negative";
-  template <class V> FG_HD V operator()(V x) const { return -x; }
+  // -0.0 - x, not 0 - x: the negation of +0.0 is -0.0 (xsimd's batch negation computes 0 - x).
+  template <class V> FG_HD V operator()(V x) const {
+    if constexpr (std::is_integral_v<V>) return -x;
+    else return V(-0.0) - x;
+  }
   template <std::size_t, class G, class X> static auto vjp(const G& g, const X&) { return -g; }
 };
 struct abs_op : op_traits {
@@ -42,7 +46,12 @@ struct exp_op : float_op {
 };
 struct expm1_op : float_op {
   static constexpr const char* name = "expm1";
-  template <class V> FG_HD V operator()(V x) const { using std::expm1; return expm1(x); }
+  // Zeros pass through, keeping their sign (xsimd's batch expm1 turns -0.0 into +0.0).
+  template <class V> FG_HD V operator()(V x) const {
+    using std::expm1;
+    if constexpr (std::is_arithmetic_v<V>) return expm1(x);
+    else return select(x == V(0), x, expm1(x));
+  }
   template <std::size_t, class G, class X> static auto vjp(const G& g, const X& x) { return g * exp(x); }
 };
 struct log_op : float_op {
@@ -52,7 +61,12 @@ struct log_op : float_op {
 };
 struct log1p_op : float_op {
   static constexpr const char* name = "log1p";
-  template <class V> FG_HD V operator()(V x) const { using std::log1p; return log1p(x); }
+  // Zeros pass through, keeping their sign (xsimd's batch log1p turns -0.0 into +0.0).
+  template <class V> FG_HD V operator()(V x) const {
+    using std::log1p;
+    if constexpr (std::is_arithmetic_v<V>) return log1p(x);
+    else return select(x == V(0), x, log1p(x));
+  }
   template <std::size_t, class G, class X> static auto vjp(const G& g, const X& x) { return g / (1 + x); }
 };
 struct sqrt_op : float_op {
@@ -113,7 +127,13 @@ struct softplus_op : float_op {
 };
 struct relu_op : op_traits {
   static constexpr const char* name = "relu";
-  template <class V> FG_HD V operator()(V x) const { using std::max; return max(x, V(0)); }
+  // NaN propagates (the hardware max returns its second operand when either is NaN).
+  template <class V> FG_HD V operator()(V x) const {
+    using std::max;
+    if constexpr (std::is_integral_v<V>) return max(x, V(0));
+    else if constexpr (std::is_arithmetic_v<V>) return x != x ? x : max(x, V(0));
+    else return select(isnan(x), x, max(x, V(0)));
+  }
   template <std::size_t, class G, class X> static auto vjp(const G& g, const X& x) { return where(x > 0, g, 0); }
 };
 struct floor_op : float_op {

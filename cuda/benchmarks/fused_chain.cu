@@ -1,0 +1,127 @@
+// The elementwise chain y = log(1 + exp(x)) * sigmoid(x) + x * x on float32 vectors of 1e6 to
+// 1e8 elements on the GPU, forward and forward + backward, in one run: fusegrad fused (one
+// kernel per pass), a hand-written CUDA kernel doing the same work in one pass, and fusegrad
+// op by op (one kernel and one temporary per op). Each is reported as achieved bandwidth (the
+// bytes the work must move, divided by its time) and as a fraction of a device-to-device copy
+// measured in the same run. Usage: fused_chain [max_n]   (default 1e8)
+#include <fusegrad/fusegrad.hpp>
+
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <vector>
+
+namespace {
+
+void check(cudaError_t s, const char* call) {
+  if (s != cudaSuccess) {
+    std::fprintf(stderr, "fused_chain: %s failed: %s\n", call, cudaGetErrorString(s));
+    std::exit(1);
+  }
+}
+
+__global__ void chain_forward(const float* x, float* y, std::size_t n) {
+  for (std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; i < n; i += std::size_t{blockDim.x} * gridDim.x) {
+    const float v = x[i];
+    y[i] = logf(1.f + expf(v)) * (1.f / (1.f + expf(-v))) + v * v;
+  }
+}
+
+// y and dy/dx = sigmoid(x)^2 + log(1 + e^x) sigmoid(x) (1 - sigmoid(x)) + 2x in one pass.
+__global__ void chain_forward_backward(const float* x, float* y, float* dx, std::size_t n) {
+  for (std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; i < n; i += std::size_t{blockDim.x} * gridDim.x) {
+    const float v = x[i];
+    const float sp = logf(1.f + expf(v)), sig = 1.f / (1.f + expf(-v));
+    y[i] = sp * sig + v * v;
+    dx[i] = sig * sig + sp * sig * (1.f - sig) + 2.f * v;
+  }
+}
+
+int grid_for(std::size_t n) {
+  int sms = 0;
+  check(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0), "cudaDeviceGetAttribute");
+  return static_cast<int>(std::min<std::size_t>((n + 255) / 256, static_cast<std::size_t>(sms) * 32));
+}
+
+/// Median seconds per call of f over `reps` timed calls after one warm-up, the GPU drained
+/// before and after each.
+template <class F>
+double seconds(F f, int reps) {
+  f();
+  check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+  std::vector<double> t;
+  for (int r = 0; r < reps; ++r) {
+    const auto start = std::chrono::steady_clock::now();
+    f();
+    check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+    t.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  }
+  std::sort(t.begin(), t.end());
+  return t[t.size() / 2];
+}
+
+void report(const char* pass, const char* who, std::size_t n, double secs, double bytes, double copy_bw) {
+  const double bw = bytes / secs / 1e9;
+  std::printf("%-9zu %-17s %-18s %10.4f ms %9.1f GB/s %6.2f of copy\n", n, pass, who, secs * 1e3, bw, bw / copy_bw);
+}
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (fg::num_gpus() == 0) {
+    std::printf("fused_chain (GPU benchmark): no GPU found; skipping\n");
+    return 77;
+  }
+  const std::size_t max_n = argc > 1 ? static_cast<std::size_t>(std::atof(argv[1])) : std::size_t{100000000};
+  cudaDeviceProp prop{};
+  check(cudaGetDeviceProperties(&prop, 0), "cudaGetDeviceProperties");
+  std::printf("fused chain, float32, on %s. Bytes per element: forward 8 (read x, write y), forward +\n"
+              "backward 12 (read x, write y and dx); a copy moves 8 (read + write).\n\n", prop.name);
+  std::printf("%-9s %-17s %-18s %13s %14s %14s\n", "N", "pass", "contender", "time", "bandwidth", "");
+  fg::device_scope gpu("/gpu:0");
+  for (std::size_t n = 1000000; n <= max_n; n *= 10) {
+    const int reps = n >= 100000000 ? 10 : 50;
+    const fg::tensor<float> x = fg::random::uniform<float>(fg::shape{n}, 20240601, -4.f, 4.f);
+    fg::tensor<float> out(fg::shape{n}, fg::device::gpu(0)), out2(fg::shape{n}, fg::device::gpu(0));
+    const double copy = seconds([&] {
+      check(cudaMemcpy(out.buffer()->data, x.data(), n * sizeof(float), cudaMemcpyDeviceToDevice), "cudaMemcpy");
+    }, reps);
+    const double copy_bw = 8.0 * n / copy / 1e9;
+    report("copy", "cudaMemcpy d2d", n, copy, 8.0 * n, copy_bw);
+
+    const double fwd = 8.0 * n, fwd_bwd = 12.0 * n;
+    report("forward", "fusegrad fused", n, seconds([&] {
+      fg::tensor<float> y = fg::log(1 + fg::exp(x)) * fg::sigmoid(x) + x * x;
+    }, reps), fwd, copy_bw);
+    report("forward", "hand-written CUDA", n, seconds([&] {
+      chain_forward<<<grid_for(n), 256>>>(x.data(), out.buffer()->data, n);
+      check(cudaGetLastError(), "chain_forward");
+    }, reps), fwd, copy_bw);
+    report("forward", "fusegrad op by op", n, seconds([&] {
+      fg::tensor<float> y = fg::detail::evaluate_unfused(fg::log(1 + fg::exp(x)) * fg::sigmoid(x) + x * x);
+    }, reps), fwd, copy_bw);
+
+    report("forward+backward", "fusegrad fused", n, seconds([&] {
+      fg::gradient_tape tape;
+      tape.watch(x);
+      const fg::tensor<float> y = fg::log(1 + fg::exp(x)) * fg::sigmoid(x) + x * x;
+      const fg::tensor<float> dx = tape.gradient(y, x);
+    }, reps), fwd_bwd, copy_bw);
+    report("forward+backward", "hand-written CUDA", n, seconds([&] {
+      chain_forward_backward<<<grid_for(n), 256>>>(x.data(), out.buffer()->data, out2.buffer()->data, n);
+      check(cudaGetLastError(), "chain_forward_backward");
+    }, reps), fwd_bwd, copy_bw);
+    report("forward+backward", "fusegrad op by op", n, seconds([&] {
+      fg::gradient_tape tape;
+      tape.watch(x);
+      // One tensor per op: the tape records seven entries, and backward runs each on its own.
+      const fg::tensor<float> e = fg::exp(x), e1 = 1 + e, l = fg::log(e1), s = fg::sigmoid(x);
+      const fg::tensor<float> a = l * s, b = x * x, y = a + b;
+      const fg::tensor<float> dx = tape.gradient(y, x);
+    }, reps), fwd_bwd, copy_bw);
+    std::printf("\n");
+  }
+  return 0;
+}
