@@ -1,5 +1,6 @@
 // The main of the CUDA test programs, compiled by the host compiler: runs the Catch2 tests when
-// the CUDA runtime sees a GPU; otherwise prints one line and exits 77, meson's "skipped".
+// the CUDA runtime sees a GPU; otherwise prints one line saying it skipped and
+// exits 0 (scripts/count_tests.py counts such a run as skipped, not passed).
 #define CATCH_CONFIG_RUNNER
 #include <catch2/catch.hpp>
 
@@ -11,7 +12,7 @@ int main(int argc, char** argv) {
   int gpus = 0;
   if (cudaGetDeviceCount(&gpus) != cudaSuccess || gpus == 0) {
     std::printf("%s: no CUDA GPU found; skipping\n", argc > 0 ? argv[0] : "device_test");
-    return 77;
+    return 0;
   }
   return Catch::Session().run(argc, argv);
 }

@@ -72,7 +72,7 @@ void report(const char* pass, const char* who, std::size_t n, double secs, doubl
 int main(int argc, char** argv) {
   if (fg::num_gpus() == 0) {
     std::printf("fused_chain (GPU benchmark): no GPU found; skipping\n");
-    return 77;
+    return 0;
   }
   const std::size_t max_n = argc > 1 ? static_cast<std::size_t>(std::atof(argv[1])) : std::size_t{100000000};
   cudaDeviceProp prop{};

@@ -9,7 +9,7 @@
 int main() {
   if (fg::num_gpus() == 0) {
     std::cout << "fused_chain (GPU): no GPU found; skipping\n";
-    return 77;
+    return 0;
   }
   fg::device_scope gpu("/gpu:0");  // like `with tf.device("/gpu:0"):`
   const fg::tensor<double> x = fg::linspace<double>(-3.0, 3.0, 1000001);

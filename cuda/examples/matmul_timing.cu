@@ -33,8 +33,8 @@ int main(int argc, char** argv) {
     std::cout << "CPU: " << cpu_secs << " secs (" << gflop / cpu_secs << " GFLOP/s)\n";
   }
   if (fg::num_gpus() == 0) {
-    std::cout << "GPU: not found\n";
-    return 77;
+    std::cout << "GPU: not found; skipping\n";
+    return 0;
   }
   fg::device_scope gpu("/gpu:0");
   const double gpu_secs = measure(fg::random::normal<float>(s, 1), steps);

@@ -12,7 +12,6 @@
 #include <optional>
 #include <string>
 #include <tuple>
-#include <unordered_map>
 
 #include "../ops/reduce.hpp"
 #include "tape_state.hpp"
@@ -236,21 +235,28 @@ std::vector<gradient_tape::result> gradient_tape::gradient_impl(const Y& target_
     const std::size_t n = state_.entries.size();
     // Sources the tape never watched (nor computed) get no gradient, as in TensorFlow, even
     // when a recorded op read them next to a watched input.
-    std::unordered_set<tensor_id> reach;
-    reach.reserve(2 * n + sources.size());
+    detail::id_set reach;
+    reach.reserve(n + sources.size());
     for (const auto& s : sources)
       if (state_.tracks(s.id)) reach.insert(s.id);
     std::vector<char> useful(n, 0);
     for (std::size_t i = 0; i < n; ++i) {
       const auto& e = state_.entries[i];
       if (!e.fn) continue;
-      if (std::any_of(e.inputs.begin(), e.inputs.end(), [&](tensor_id id) { return reach.count(id) != 0; })) {
+      if (std::any_of(e.inputs.begin(), e.inputs.end(), [&](tensor_id id) { return reach.contains(id); })) {
         useful[i] = 1;
         for (tensor_id o : e.outputs) reach.insert(o);
       }
     }
-    std::unordered_map<tensor_id, detail::any_grad> grads;
-    grads.emplace(target.id(), out_grad ? tensor<R>(*out_grad) : tensor<R>(fg::fill_like(target, R(1))));
+    // Note [gradient map]: gradients by tensor id. Entries are in recording order, so when the
+    // walk reaches an entry, every entry that read its outputs has already run: their
+    // gradients are complete and are moved out of the map, which so holds only the gradients
+    // still flowing (and the sources', which are the answer).
+    detail::id_map<detail::any_grad> grads;
+    grads[target.id()] = out_grad ? tensor<R>(*out_grad) : tensor<R>(fg::fill_like(target, R(1)));
+    const auto is_source = [&](tensor_id id) {
+      return std::any_of(sources.begin(), sources.end(), [&](const source& s) { return s.id == id; });
+    };
     auto accumulate = [](detail::any_grad& acc, detail::any_grad&& g) {
       if (std::holds_alternative<std::monostate>(acc)) {
         acc = std::move(g);
@@ -265,23 +271,34 @@ std::vector<gradient_tape::result> gradient_tape::gradient_impl(const Y& target_
           },
           acc);
     };
-    grads.reserve(2 * n + 2);
     std::vector<detail::any_grad> up, out;
     std::unique_ptr<bool[]> need;
     std::size_t need_capacity = 0;
     for (std::size_t i = n; i-- > 0;) {
       if (!useful[i]) continue;
-      // Copy what we need: running backward may append entries (persistent tapes record it).
-      const auto fn = state_.entries[i].fn;
-      const detail::id_list ins = state_.entries[i].inputs;
-      const detail::id_list outs = state_.entries[i].outputs;
+      // A persistent tape records its own backward pass, which may append entries and move
+      // this one: copy what is needed. A consumed tape appends nothing; its entry gives up the
+      // backward function, whose saved tensors go when this step is done.
+      detail::tape_entry& entry = state_.entries[i];
+      const std::shared_ptr<detail::backward_fn> fn = persistent ? entry.fn : std::move(entry.fn);
+      std::optional<detail::id_list> ins_copy, outs_copy;
+      if (persistent) {
+        ins_copy = entry.inputs;
+        outs_copy = entry.outputs;
+      }
+      const detail::id_list& ins = persistent ? *ins_copy : entry.inputs;
+      const detail::id_list& outs = persistent ? *outs_copy : entry.outputs;
       up.assign(outs.size(), {});
       bool any = false;
       for (std::size_t k = 0; k < outs.size(); ++k) {
-        auto it = grads.find(outs[k]);
-        if (it != grads.end()) {
-          up[k] = it->second;
-          any = true;
+        if (detail::any_grad* g = grads.find(outs[k])) {
+          any = any || !std::holds_alternative<std::monostate>(*g);
+          if (is_source(outs[k])) {
+            up[k] = *g;
+          } else {
+            up[k] = std::move(*g);
+            grads.erase(outs[k]);
+          }
         }
       }
       if (!any) continue;
@@ -289,7 +306,7 @@ std::vector<gradient_tape::result> gradient_tape::gradient_impl(const Y& target_
         need_capacity = std::max<std::size_t>(ins.size(), 8);
         need.reset(new bool[need_capacity]);
       }
-      for (std::size_t k = 0; k < ins.size(); ++k) need[k] = reach.count(ins[k]) != 0;
+      for (std::size_t k = 0; k < ins.size(); ++k) need[k] = reach.contains(ins[k]);
       out.assign(ins.size(), {});
       try {
         fn->run(up, std::span<const bool>(need.get(), ins.size()), out);
@@ -301,11 +318,10 @@ std::vector<gradient_tape::result> gradient_tape::gradient_impl(const Y& target_
       }
       for (std::size_t k = 0; k < ins.size(); ++k)
         if (!std::holds_alternative<std::monostate>(out[k])) accumulate(grads[ins[k]], std::move(out[k]));
-      if (!persistent) state_.entries[i].fn.reset();
     }
     for (std::size_t s = 0; s < sources.size(); ++s) {
-      auto it = grads.find(sources[s].id);
-      if (it != grads.end() && reach.count(sources[s].id)) results[s].g = it->second;
+      detail::any_grad* g = grads.find(sources[s].id);
+      if (g && reach.contains(sources[s].id)) results[s].g = *g;
     }
   }
   if (!state_.persistent) state_.used = true;

@@ -10,13 +10,13 @@
 #include <memory>
 #include <span>
 #include <thread>
-#include <unordered_set>
 #include <variant>
 #include <vector>
 
 #include "../core/small_vector.hpp"
 
 #include "../core/tensor.hpp"
+#include "id_table.hpp"
 
 namespace fusegrad::detail {
 
@@ -51,7 +51,7 @@ struct watched_variable {
 
 struct tape_state {
   std::vector<tape_entry> entries;
-  std::unordered_set<tensor_id> tracked;   ///< watched ids and outputs of recorded entries
+  id_set tracked;                             ///< watched ids and outputs of recorded entries
   std::vector<watched_variable> variables; ///< in order of first watch
   bool persistent = false;
   bool watch_accessed_variables = true;
@@ -59,7 +59,7 @@ struct tape_state {
   bool used = false;
   std::thread::id owner = std::this_thread::get_id();
 
-  bool tracks(tensor_id id) const { return tracked.find(id) != tracked.end(); }
+  bool tracks(tensor_id id) const noexcept { return tracked.contains(id); }
   void watch_variable(std::shared_ptr<void> state, tensor_id id, dtype t) {
     tracked.insert(id);
     for (const auto& v : variables)

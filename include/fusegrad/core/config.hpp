@@ -10,6 +10,26 @@
 #define FG_HD
 #endif
 
+/// Note [flatten]: fused host loops are marked flatten so the whole chain, SIMD math included,
+/// inlines into one loop. Sanitizer and unoptimised builds skip it (instrumenting one huge
+/// function per expression makes them compile very slowly); define FUSEGRAD_NO_FLATTEN to
+/// skip it elsewhere.
+#if !defined(FUSEGRAD_NO_FLATTEN)
+#if defined(__SANITIZE_ADDRESS__) || !defined(__OPTIMIZE__)
+#define FUSEGRAD_NO_FLATTEN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(undefined_behavior_sanitizer)
+#define FUSEGRAD_NO_FLATTEN 1
+#endif
+#endif
+#endif
+
+#if defined(__GNUC__) && !defined(FUSEGRAD_NO_FLATTEN)
+#define FG_FLATTEN [[gnu::flatten]]
+#else
+#define FG_FLATTEN
+#endif
+
 namespace fusegrad {
 namespace fg = ::fusegrad;
 

@@ -10,6 +10,7 @@
 
 #include <xsimd/xsimd.hpp>
 
+#include "../core/config.hpp"
 #include "../core/storage.hpp"
 #include "../expr/kernel.hpp"
 
@@ -33,15 +34,12 @@ constexpr bool use_simd() {
     return false;
 }
 
-/// Runs kernel k over n elements of the current row into dst. Note [flatten]: the whole chain
+/// Runs kernel k over n elements of the current row into dst. Note [flatten] (core/config.hpp): the whole chain
 /// is inlined into this loop, xsimd's math included, so the compiler can merge the repeated
 /// subexpressions a backward pass recomputes (exp(x) in several derivative terms) and keep
 /// everything in registers.
 template <bool Simd, class K, class T>
-#if defined(__GNUC__)
-[[gnu::flatten]]
-#endif
-void run_row(const K& k, std::size_t n, T* dst) {
+FG_FLATTEN void run_row(const K& k, std::size_t n, T* dst) {
   std::size_t i = 0;
   if constexpr (Simd) {
     using B = xsimd::batch<T>;

@@ -97,10 +97,13 @@ struct pow_op : op_traits {
     if constexpr (std::is_integral_v<V>) {
       // Negative exponents: only 1 and -1 have integer powers; others truncate to 0.
       if (b < 0) return a == 1 ? V(1) : (a == -1 ? (b % 2 ? V(-1) : V(1)) : V(0));
-      V r = 1;
-      for (V e = b; e > 0; e >>= 1, a *= a)
-        if (e & 1) r *= a;
-      return r;
+      // Square-and-multiply in the unsigned type: overflow wraps as numpy's does, with no
+      // undefined behaviour (the last squaring overflows even when the result does not).
+      using U = std::make_unsigned_t<V>;
+      U r = 1, base = static_cast<U>(a);
+      for (V e = b; e > 0; e >>= 1, base *= base)
+        if (e & 1) r *= base;
+      return static_cast<V>(r);
     } else {
       using std::pow;
       return pow(a, b);

@@ -1,0 +1,150 @@
+#pragma once
+/// \file Hash tables keyed by tensor ids for the tape: open addressing with linear probing in
+/// one flat array, so inserting an id allocates nothing (until the table grows) and a lookup
+/// touches one or two cache lines. Note [id tables]: a tape inserts one id per recorded op and
+/// looks up one per operand; node-based std::unordered_set made each insert a heap allocation
+/// and cost more than the scalar op itself. Ids are never 0 (0 is the undefined tensor's), so 0
+/// marks an empty slot; erasing shifts the following run of slots back (no tombstones).
+
+#include <cassert>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <type_traits>
+#include <utility>
+
+#include "../core/config.hpp"
+
+namespace fusegrad::detail {
+
+/// A set of nonzero tensor ids.
+template <class V = void>
+class id_table {
+  static constexpr bool has_value = !std::is_void_v<V>;
+  struct value_slot {
+    V value{};
+  };
+  struct no_value {};
+  using payload = std::conditional_t<has_value, value_slot, no_value>;
+  struct slot : payload {
+    tensor_id key = 0;
+  };
+
+ public:
+  id_table() = default;
+  id_table(const id_table& o) { *this = o; }
+  id_table& operator=(const id_table& o) {
+    if (this == &o) return *this;
+    clear();
+    reserve(o.size_);
+    for (std::size_t i = 0; i < o.capacity_; ++i)
+      if (o.slots_[i].key) *insert_slot(o.slots_[i].key).first = o.slots_[i];
+    return *this;
+  }
+  id_table(id_table&&) noexcept = default;
+  id_table& operator=(id_table&&) noexcept = default;
+
+  std::size_t size() const noexcept { return size_; }
+  bool empty() const noexcept { return size_ == 0; }
+
+  bool contains(tensor_id id) const noexcept { return find_slot(id) != nullptr; }
+
+  /// Adds id; true when it was not there yet.
+  bool insert(tensor_id id) { return insert_slot(id).second; }
+
+  /// The value stored for id, or null.
+  template <class W = V>
+    requires(!std::is_void_v<W>)
+  W* find(tensor_id id) noexcept {
+    slot* s = find_slot(id);
+    return s ? &s->value : nullptr;
+  }
+  /// The value for id, default-made when id is new.
+  template <class W = V>
+    requires(!std::is_void_v<W>)
+  W& operator[](tensor_id id) {
+    return insert_slot(id).first->value;
+  }
+
+  /// Removes id (and its value); false when it was not there.
+  bool erase(tensor_id id) noexcept {
+    slot* s = find_slot(id);
+    if (!s) return false;
+    const std::size_t mask = capacity_ - 1;
+    std::size_t hole = static_cast<std::size_t>(s - slots_.get());
+    for (std::size_t j = (hole + 1) & mask; slots_[j].key != 0; j = (j + 1) & mask) {
+      // The slot at j may move into the hole unless its home lies cyclically in (hole, j].
+      const std::size_t home = hash(slots_[j].key, mask);
+      const bool stays = hole < j ? (home > hole && home <= j) : (home > hole || home <= j);
+      if (!stays) {
+        slots_[hole] = std::move(slots_[j]);
+        hole = j;
+      }
+    }
+    slots_[hole] = slot{};
+    --size_;
+    return true;
+  }
+
+  /// Makes room for n ids without growing.
+  void reserve(std::size_t n) {
+    std::size_t want = 16;
+    while (want * 3 < n * 4 + 4) want *= 2;  // load factor below 3/4
+    if (want > capacity_) rehash(want);
+  }
+
+  /// Removes every id and frees the table.
+  void clear() noexcept {
+    slots_.reset();
+    capacity_ = 0;
+    size_ = 0;
+  }
+
+ private:
+  static std::size_t hash(tensor_id id, std::size_t mask) noexcept {
+    // Fibonacci hashing spreads the sequential ids tensors get over the whole table.
+    return static_cast<std::size_t>((id * 0x9E3779B97F4A7C15ull) >> 32) & mask;
+  }
+  slot* find_slot(tensor_id id) const noexcept {
+    if (capacity_ == 0 || id == 0) return nullptr;
+    const std::size_t mask = capacity_ - 1;
+    for (std::size_t i = hash(id, mask);; i = (i + 1) & mask) {
+      slot& s = slots_[i];
+      if (s.key == id) return &s;
+      if (s.key == 0) return nullptr;
+    }
+  }
+  std::pair<slot*, bool> insert_slot(tensor_id id) {
+    assert(id != 0 && "fusegrad: the undefined tensor's id 0 cannot be a key");
+    if ((size_ + 1) * 4 > capacity_ * 3) rehash(capacity_ ? capacity_ * 2 : 16);
+    const std::size_t mask = capacity_ - 1;
+    for (std::size_t i = hash(id, mask);; i = (i + 1) & mask) {
+      slot& s = slots_[i];
+      if (s.key == id) return {&s, false};
+      if (s.key == 0) {
+        s.key = id;
+        ++size_;
+        return {&s, true};
+      }
+    }
+  }
+  void rehash(std::size_t cap) {
+    std::unique_ptr<slot[]> old = std::move(slots_);
+    const std::size_t old_cap = capacity_;
+    slots_ = std::make_unique<slot[]>(cap);
+    capacity_ = cap;
+    size_ = 0;
+    for (std::size_t i = 0; i < old_cap; ++i)
+      if (old[i].key) *insert_slot(old[i].key).first = std::move(old[i]);
+  }
+
+  std::unique_ptr<slot[]> slots_;
+  std::size_t capacity_ = 0;
+  std::size_t size_ = 0;
+};
+
+/// A set of tensor ids.
+using id_set = id_table<void>;
+/// A map from tensor ids to V.
+template <class V> using id_map = id_table<V>;
+}  // namespace fusegrad::detail

@@ -1,0 +1,77 @@
+// The tape's open-addressing id tables (autodiff/id_table.hpp) against std::unordered_map:
+// random inserts, lookups and erases, through several growths, with ids that collide in the
+// table (multiples of its size) as well as the sequential ids tensors get.
+#include <catch2/catch.hpp>
+#include <fusegrad/autodiff/id_table.hpp>
+
+#include <random>
+#include <unordered_map>
+#include <unordered_set>
+
+namespace {
+fg::tensor_id draw(std::mt19937_64& rng, int kind) {
+  switch (kind) {
+    case 0: return 1 + rng() % 500;             // dense, like tensor ids
+    case 1: return 1024 * (1 + rng() % 300);    // strided: long probe runs
+    default: return 1 + rng() % 100000;         // sparse
+  }
+}
+}  // namespace
+
+TEST_CASE("id_map agrees with std::unordered_map under inserts, lookups and erases", "[id_table]") {
+  const auto seed = std::random_device{}();
+  INFO("seed " << seed);
+  std::mt19937_64 rng(seed);
+  for (int kind = 0; kind < 3; ++kind) {
+    fg::detail::id_map<long> t;
+    std::unordered_map<fg::tensor_id, long> ref;
+    for (int step = 0; step < 20000; ++step) {
+      const fg::tensor_id id = draw(rng, kind);
+      switch (rng() % 4) {
+        case 0:
+        case 1: {
+          const long v = static_cast<long>(rng() % 1000);
+          t[id] += v;
+          ref[id] += v;
+          break;
+        }
+        case 2:
+          REQUIRE(t.erase(id) == (ref.erase(id) == 1));
+          break;
+        default: {
+          const long* p = t.find(id);
+          const auto it = ref.find(id);
+          REQUIRE((p != nullptr) == (it != ref.end()));
+          if (p) REQUIRE(*p == it->second);
+        }
+      }
+      REQUIRE(t.size() == ref.size());
+    }
+    // Every surviving key is found with its value after all the shifting erases did.
+    for (const auto& [k, v] : ref) {
+      const long* p = t.find(k);
+      REQUIRE(p != nullptr);
+      REQUIRE(*p == v);
+    }
+    const fg::detail::id_map<long> copy = t;
+    for (const auto& [k, v] : ref) REQUIRE(copy.contains(k));
+    REQUIRE(copy.size() == ref.size());
+  }
+}
+
+TEST_CASE("id_set inserts once, never finds id 0, and clears", "[id_table]") {
+  fg::detail::id_set s;
+  REQUIRE_FALSE(s.contains(0));
+  REQUIRE_FALSE(s.contains(7));
+  REQUIRE(s.insert(7));
+  REQUIRE_FALSE(s.insert(7));
+  std::unordered_set<fg::tensor_id> ref{7};
+  for (fg::tensor_id i = 1; i < 5000; i += 3) REQUIRE(s.insert(i) == ref.insert(i).second);
+  REQUIRE(s.size() == ref.size());
+  for (fg::tensor_id i = 1; i < 5000; ++i) REQUIRE(s.contains(i) == (ref.count(i) == 1));
+  REQUIRE_FALSE(s.contains(0));
+  s.clear();
+  REQUIRE(s.empty());
+  REQUIRE_FALSE(s.contains(7));
+  REQUIRE(s.insert(7));
+}
