@@ -2,8 +2,8 @@
 /// \file Hash tables keyed by tensor ids for the tape: open addressing with linear probing in
 /// one flat array, so inserting an id allocates nothing (until the table grows) and a lookup
 /// touches one or two cache lines. Note [id tables]: a tape inserts one id per recorded op and
-/// looks up one per operand; node-based std::unordered_set made each insert a heap allocation
-/// and cost more than the scalar op itself. Ids are never 0 (0 is the undefined tensor's), so 0
+/// looks up one per operand; node-based std::unordered_set made each insert a heap allocation.
+/// Ids are never 0 (0 is the undefined tensor's), so 0
 /// marks an empty slot; erasing shifts the following run of slots back (no tombstones).
 
 #include <cassert>
@@ -17,7 +17,7 @@
 
 namespace fusegrad::detail {
 
-/// A set of nonzero tensor ids.
+/// Nonzero tensor ids, each with a V (a set of ids for V = void).
 template <class V = void>
 class id_table {
   static constexpr bool has_value = !std::is_void_v<V>;

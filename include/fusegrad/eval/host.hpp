@@ -34,10 +34,10 @@ constexpr bool use_simd() {
     return false;
 }
 
-/// Runs kernel k over n elements of the current row into dst. Note [flatten] (core/config.hpp): the whole chain
-/// is inlined into this loop, xsimd's math included, so the compiler can merge the repeated
-/// subexpressions a backward pass recomputes (exp(x) in several derivative terms) and keep
-/// everything in registers.
+/// Runs kernel k over n elements of the current row into dst. Note [flatten] (core/config.hpp):
+/// the whole chain is inlined into this loop, xsimd's math included, so the compiler can merge
+/// the repeated subexpressions a backward pass recomputes (exp(x) in several derivative terms)
+/// and keep everything in registers.
 template <bool Simd, class K, class T>
 FG_FLATTEN void run_row(const K& k, std::size_t n, T* dst) {
   std::size_t i = 0;
