@@ -3,8 +3,8 @@
 /// one flat array, so inserting an id allocates nothing (until the table grows) and a lookup
 /// touches one or two cache lines. Note [id tables]: a tape inserts one id per recorded op and
 /// looks up one per operand; node-based std::unordered_set made each insert a heap allocation.
-/// Ids are never 0 (0 is the undefined tensor's), so 0
-/// marks an empty slot; erasing shifts the following run of slots back (no tombstones).
+/// Ids are never 0 (0 is the undefined tensor's), so 0 marks an empty slot; erasing shifts the
+/// following run of slots back (no tombstones).
 
 #include <cassert>
 #include <cstddef>
