@@ -9,7 +9,8 @@ bash scripts/configure.sh build
 examples=$(python3 scripts/list_examples.py build)
 targets=""
 for ex in $examples; do targets="$targets examples/$ex"; done
-if ninja -C build -t targets all | grep -q '^benchmarks/fused_chain:'; then targets="$targets benchmarks/fused_chain"; fi
+all_targets=$(ninja -C build -t targets all)
+if grep -q '^benchmarks/fused_chain:' <<< "$all_targets"; then targets="$targets benchmarks/fused_chain"; fi
 ninja -C build $targets
 for ex in $examples; do
   echo "== examples/$ex"
