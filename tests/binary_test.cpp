@@ -4,6 +4,8 @@
 #include <catch2/catch.hpp>
 #include <fusegrad/fusegrad.hpp>
 
+#include "test_helpers.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -15,27 +17,7 @@
 #include <vector>
 
 namespace {
-constexpr float inf_f = std::numeric_limits<float>::infinity();
-constexpr float nan_f = std::numeric_limits<float>::quiet_NaN();
-constexpr float dmin_f = std::numeric_limits<float>::denorm_min();
-constexpr double inf_d = std::numeric_limits<double>::infinity();
-constexpr double nan_d = std::numeric_limits<double>::quiet_NaN();
-constexpr double dmin_d = std::numeric_limits<double>::denorm_min();
-
-/// The elements of t in row-major order.
-template <class T>
-std::vector<T> values(const fg::tensor<T>& t) {
-  return std::vector<T>(t.data(), t.data() + t.size());
-}
-
-/// What operator<< prints for x.
-template <class X>
-std::string str(const X& x) {
-  std::ostringstream os;
-  os << x;
-  return os.str();
-}
-
+using namespace fg_test;
 /// How strictly a result is compared with its reference.
 struct tolerance {
   double rel = 0;         ///< relative error allowed on finite nonzero values (0: exact)

@@ -4,6 +4,8 @@
 #include <catch2/catch.hpp>
 #include <fusegrad/fusegrad.hpp>
 
+#include "test_helpers.hpp"
+
 #include <cmath>
 #include <cstdint>
 #include <random>
@@ -12,12 +14,7 @@
 #include <vector>
 
 namespace {
-/// The elements of t in row-major order.
-template <class T>
-std::vector<T> values(const fg::tensor<T>& t) {
-  return std::vector<T>(t.data(), t.data() + t.size());
-}
-
+using namespace fg_test;
 /// numpy's broadcast shape, written out independently of fusegrad (dimension sizes as vectors).
 std::vector<std::size_t> broadcast_dims(const std::vector<std::size_t>& a, const std::vector<std::size_t>& b) {
   const std::size_t r = std::max(a.size(), b.size());

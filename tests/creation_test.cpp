@@ -4,6 +4,8 @@
 #include <catch2/catch.hpp>
 #include <fusegrad/fusegrad.hpp>
 
+#include "test_helpers.hpp"
+
 #include <cstdint>
 #include <limits>
 #include <sstream>
@@ -16,19 +18,7 @@
 #include <xtensor/xtensor.hpp>
 
 namespace {
-/// The elements of t in row-major order.
-template <class T>
-std::vector<T> values(const fg::tensor<T>& t) {
-  return std::vector<T>(t.data(), t.data() + t.size());
-}
-
-/// What operator<< prints for x.
-template <class X>
-std::string str(const X& x) {
-  std::ostringstream os;
-  os << x;
-  return os.str();
-}
+using namespace fg_test;
 }  // namespace
 
 TEST_CASE("zeros, ones and fill make tensors of a shape filled with one value", "[creation]") {

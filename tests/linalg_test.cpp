@@ -3,6 +3,8 @@
 #include <catch2/catch.hpp>
 #include <fusegrad/fusegrad.hpp>
 
+#include "test_helpers.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -12,68 +14,11 @@
 #include <vector>
 
 namespace {
-using dtensor = fg::tensor<double>;
-using op_fn = std::function<dtensor(const std::vector<dtensor>&)>;
-
-template <class T>
-void check_values(const fg::tensor<T>& t, const fg::shape& s, const std::vector<T>& v) {
-  REQUIRE(t.shape() == s);
-  REQUIRE(t.size() == v.size());
-  for (std::size_t i = 0; i < v.size(); ++i) {
-    INFO("element " << i);
-    CHECK(t.data()[i] == v[i]);
-  }
-}
-
+using namespace fg_test;
 dtensor iota(std::initializer_list<long> dims, double start = 0) {
   long n = 1;
   for (long d : dims) n *= d;
   return fg::reshape(fg::range<double>(start, start + static_cast<double>(n)), dims);
-}
-
-dtensor random_tensor(const fg::shape& s, std::mt19937& rng) {
-  std::uniform_real_distribution<double> u(-1.0, 1.0);
-  std::vector<double> v(s.elements());
-  for (auto& e : v) e = u(rng);
-  return dtensor(s, v);
-}
-
-double weighted_sum(const dtensor& y, const dtensor& w) {
-  double s = 0;
-  for (std::size_t i = 0; i < y.size(); ++i) s += y.data()[i] * w.data()[i];
-  return s;
-}
-
-// Tape gradients of sum(op(xs) * w), w random, against central differences with h = 1e-6:
-// |tape - fd| <= 1e-6 * max(1, |fd|) for every element of every input.
-void check_gradients_fd(const op_fn& op, const std::vector<dtensor>& xs, unsigned seed) {
-  INFO("seed " << seed);
-  std::mt19937 rng(seed);
-  const dtensor w = random_tensor(op(xs).shape(), rng);
-  std::vector<dtensor> grads;
-  {
-    fg::gradient_tape tape;
-    for (const auto& x : xs) tape.watch(x);
-    const dtensor loss = fg::sum(op(xs) * w);
-    grads = tape.gradient(loss, xs);
-  }
-  const double h = 1e-6;
-  for (std::size_t i = 0; i < xs.size(); ++i) {
-    INFO("input " << i);
-    REQUIRE(grads[i].defined());
-    REQUIRE(grads[i].shape() == xs[i].shape());
-    for (std::size_t e = 0; e < xs[i].size(); ++e) {
-      std::vector<double> plus(xs[i].data(), xs[i].data() + xs[i].size()), minus = plus;
-      plus[e] += h;
-      minus[e] -= h;
-      std::vector<dtensor> xp = xs, xm = xs;
-      xp[i] = dtensor(xs[i].shape(), plus);
-      xm[i] = dtensor(xs[i].shape(), minus);
-      const double fd = (weighted_sum(op(xp), w) - weighted_sum(op(xm), w)) / (2 * h);
-      INFO("element " << e << ": tape " << grads[i].data()[e] << ", finite difference " << fd);
-      CHECK(std::abs(grads[i].data()[e] - fd) <= 1e-6 * std::max(1.0, std::abs(fd)));
-    }
-  }
 }
 
 const dtensor A = {{1., 2., 3.}, {4., 5., 6.}};

@@ -3,6 +3,8 @@
 #include <catch2/catch.hpp>
 #include <fusegrad/fusegrad.hpp>
 
+#include "test_helpers.hpp"
+
 #include <array>
 #include <cmath>
 #include <cstdint>
@@ -11,14 +13,10 @@
 #include <vector>
 
 namespace {
+using namespace fg_test;
 namespace rnd = fg::random;
 
 constexpr std::size_t n_samples = 1'000'000;
-
-template <class T>
-std::vector<T> values(const fg::tensor<T>& t) {
-  return std::vector<T>(t.data(), t.data() + t.size());
-}
 
 struct moments {
   double mean = 0, variance = 0;

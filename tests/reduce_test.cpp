@@ -4,6 +4,8 @@
 #include <catch2/catch.hpp>
 #include <fusegrad/fusegrad.hpp>
 
+#include "test_helpers.hpp"
+
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -12,15 +14,7 @@
 #include <vector>
 
 namespace {
-constexpr float inf_f = std::numeric_limits<float>::infinity();
-constexpr float nan_f = std::numeric_limits<float>::quiet_NaN();
-
-/// The elements of t in row-major order.
-template <class T>
-std::vector<T> values(const fg::tensor<T>& t) {
-  return std::vector<T>(t.data(), t.data() + t.size());
-}
-
+using namespace fg_test;
 /// One reduction call and numpy's answer.
 struct reduce_row {
   std::string op;

@@ -5,6 +5,8 @@
 
 #include <fusegrad/fusegrad.hpp>
 
+#include "test_helpers.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -16,19 +18,7 @@
 #include <vector>
 
 namespace {
-constexpr float inf_f = std::numeric_limits<float>::infinity();
-constexpr float nan_f = std::numeric_limits<float>::quiet_NaN();
-constexpr float dmin_f = std::numeric_limits<float>::denorm_min();
-constexpr double inf_d = std::numeric_limits<double>::infinity();
-constexpr double nan_d = std::numeric_limits<double>::quiet_NaN();
-constexpr double dmin_d = std::numeric_limits<double>::denorm_min();
-
-/// The elements of t in row-major order.
-template <class T>
-std::vector<T> values(const fg::tensor<T>& t) {
-  return std::vector<T>(t.data(), t.data() + t.size());
-}
-
+using namespace fg_test;
 /// How strictly a result is compared with its reference.
 struct tolerance {
   double rel = 0;         ///< relative error allowed on finite nonzero values (0: exact)
