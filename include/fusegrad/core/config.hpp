@@ -24,6 +24,18 @@
 #endif
 #endif
 
+/// Note [host simd]: the host evaluator runs xsimd batches only in optimised builds. Without
+/// optimisation GCC 12 cannot compile xsimd 8's AVX-512BW kernels (its intrinsics are macros
+/// then, and xsimd's casts through them fail), and a debug build gains nothing from SIMD; the
+/// scalar path computes the same ops. Define FUSEGRAD_HOST_SIMD to 0 or 1 to choose.
+#if !defined(FUSEGRAD_HOST_SIMD)
+#if defined(__OPTIMIZE__)
+#define FUSEGRAD_HOST_SIMD 1
+#else
+#define FUSEGRAD_HOST_SIMD 0
+#endif
+#endif
+
 #if defined(__GNUC__) && !defined(FUSEGRAD_NO_FLATTEN)
 #define FG_FLATTEN [[gnu::flatten]]
 #else

@@ -28,7 +28,9 @@ namespace detail {
 template <class E>
 constexpr bool use_simd() {
   using T = typename E::value_type;
-  if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>)
+  if constexpr (!FUSEGRAD_HOST_SIMD)  // Note [host simd] (core/config.hpp)
+    return false;
+  else if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>)
     return expr::uniform_type<E, T>::value && xsimd::batch<T>::size <= expr::splat_width;
   else
     return false;

@@ -95,7 +95,7 @@ template <class R, class T>
 T fold_chunk(const T* v, std::size_t n) {
   std::size_t i = 0;
   T r = R::identity();
-  if constexpr (std::is_floating_point_v<T>) {
+  if constexpr (FUSEGRAD_HOST_SIMD && std::is_floating_point_v<T>) {  // Note [host simd]
     using B = xsimd::batch<T>;
     constexpr std::size_t w = B::size;
     if (n >= 2 * w) {
