@@ -18,6 +18,73 @@
 
 namespace fusegrad {
 
+namespace detail {
+/// A walk gradient as a tensor gradient; a number becomes a one-element host tensor of the
+/// given shape, or of its rank's all-ones shape.
+inline any_grad to_tensor_grad(grad_value&& g, const fg::shape* shape = nullptr) {
+  return std::visit(
+      [&](auto& v) -> any_grad {
+        using G = std::decay_t<decltype(v)>;
+        if constexpr (std::is_same_v<G, scalar_grad>) {
+          const fg::shape s = shape ? *shape : ones_shape(v.rank);
+          if (v.type == dtype::float32) {
+            tensor<float> t(s, fg::device::cpu());
+            *t.buffer()->data = static_cast<float>(v.value);
+            return t;
+          }
+          tensor<double> t(s, fg::device::cpu());
+          *t.buffer()->data = v.value;
+          return t;
+        } else {
+          return std::move(v);
+        }
+      },
+      g);
+}
+
+inline grad_value from_tensor_grad(any_grad&& g) {
+  return std::visit([](auto& v) -> grad_value { return std::move(v); }, g);
+}
+
+inline void accumulate(grad_value& acc, grad_value&& g);
+
+/// Adds the number g into acc.
+inline void accumulate(grad_value& acc, const scalar_grad& g) {
+  if (std::holds_alternative<std::monostate>(acc)) {
+    acc = g;
+  } else if (auto* a = std::get_if<scalar_grad>(&acc); a && a->type == g.type) {
+    if (a->type == dtype::float32) a->value = static_cast<float>(a->value) + static_cast<float>(g.value);
+    else a->value += g.value;
+  } else {
+    accumulate(acc, grad_value(g));
+  }
+}
+
+/// Adds g into acc (gradients of one tensor from several readers); numbers add as numbers,
+/// in their element type.
+inline void accumulate(grad_value& acc, grad_value&& g) {
+  if (std::holds_alternative<std::monostate>(acc)) {
+    acc = std::move(g);
+    return;
+  }
+  if (const auto* b = std::get_if<scalar_grad>(&g); b && std::holds_alternative<scalar_grad>(acc)) {
+    const scalar_grad v = *b;
+    if (std::get<scalar_grad>(acc).type == v.type) return accumulate(acc, v);
+  }
+  any_grad at = to_tensor_grad(std::move(acc));
+  any_grad bt = to_tensor_grad(std::move(g));
+  std::visit(
+      [&](auto& x) {
+        using A = std::decay_t<decltype(x)>;
+        if constexpr (!std::is_same_v<A, std::monostate>) {
+          if (auto* y = std::get_if<A>(&bt)) x = A(x + *y);
+        }
+      },
+      at);
+  acc = from_tensor_grad(std::move(at));
+}
+}  // namespace detail
+
 /// What gradient() returns for a source the target does not depend on.
 enum class unconnected_gradients { none, zero };
 
@@ -80,7 +147,7 @@ class gradient_tape {
   /// Forgets everything recorded and watched; the tape keeps recording.
   void reset() {
     check_thread("reset");
-    state_.entries.clear();
+    state_.clear_entries();
     state_.tracked.clear();
     state_.variables.clear();
     state_.used = false;
@@ -182,6 +249,34 @@ class gradient_tape {
     }
   }
 
+  /// The upstream gradient as a number when fn may run on numbers: fn has a scalar path, one
+  /// output whose gradient is a one-element host value, and no tape tracks what the step
+  /// reads, so nothing of it would be recorded (Note [scalar entries]).
+  static std::optional<detail::scalar_grad> scalar_upstream(const detail::backward_fn& fn,
+                                                            const detail::grad_value& up,
+                                                            std::span<const tensor_id> ins) {
+    if (!fn.has_scalar_path()) return std::nullopt;
+    std::optional<detail::scalar_grad> s;
+    tensor_id gid = 0;
+    std::visit(
+        [&](const auto& g) {
+          using G = std::decay_t<decltype(g)>;
+          if constexpr (std::is_same_v<G, detail::scalar_grad>) {
+            s = g;
+          } else if constexpr (!std::is_same_v<G, std::monostate>) {
+            if (g.size() == 1 && g.device().is_cpu()) {
+              s = detail::scalar_grad{static_cast<double>(*g.data()), g.dtype(), static_cast<std::uint8_t>(g.rank())};
+              gid = g.id();
+            }
+          }
+        },
+        up);
+    if (!s) return std::nullopt;
+    if (detail::any_tape_tracks(ins)) return std::nullopt;
+    if (gid != 0 && detail::any_tape_tracks(std::span<const tensor_id>(&gid, 1))) return std::nullopt;
+    return s;
+  }
+
   template <class Y>
   std::vector<result> gradient_impl(const Y& target_expr, std::optional<tensor<value_type_of<Y>>> out_grad,
                                     const std::vector<source>& sources, unconnected_gradients u);
@@ -224,7 +319,7 @@ std::vector<gradient_tape::result> gradient_tape::gradient_impl(const Y& target_
       ~restore() {
         s.paused = paused;
         if (release) {
-          s.entries.clear();
+          s.clear_entries();
           s.tracked.clear();
         }
       }
@@ -243,35 +338,28 @@ std::vector<gradient_tape::result> gradient_tape::gradient_impl(const Y& target_
     for (std::size_t i = 0; i < n; ++i) {
       const auto& e = state_.entries[i];
       if (!e.fn) continue;
-      if (std::any_of(e.inputs.begin(), e.inputs.end(), [&](tensor_id id) { return reach.contains(id); })) {
+      const auto ins = state_.inputs(e);
+      if (std::any_of(ins.begin(), ins.end(), [&](tensor_id id) { return reach.contains(id); })) {
         useful[i] = 1;
-        for (tensor_id o : e.outputs) reach.insert(o);
+        for (tensor_id o : state_.outputs(e)) reach.insert(o);
       }
     }
     // Note [gradient map]: gradients by tensor id. Entries are in recording order, so when the
     // walk reaches an entry, every entry that read its outputs has already run: their
     // gradients are complete and are moved out of the map, which so holds only the gradients
     // still flowing (and the sources', which are the answer).
-    detail::id_map<detail::any_grad> grads;
-    grads[target.id()] = out_grad ? tensor<R>(*out_grad) : tensor<R>(fg::fill_like(target, R(1)));
+    detail::id_map<detail::grad_value> grads;
+    if (!out_grad && target.size() == 1 && target.device().is_cpu())
+      grads[target.id()] = detail::scalar_grad{1.0, dtype_of<R>(), static_cast<std::uint8_t>(target.rank())};
+    else
+      grads[target.id()] = out_grad ? tensor<R>(*out_grad) : tensor<R>(fg::fill_like(target, R(1)));
     const auto is_source = [&](tensor_id id) {
       return std::any_of(sources.begin(), sources.end(), [&](const source& s) { return s.id == id; });
     };
-    auto accumulate = [](detail::any_grad& acc, detail::any_grad&& g) {
-      if (std::holds_alternative<std::monostate>(acc)) {
-        acc = std::move(g);
-        return;
-      }
-      std::visit(
-          [&](auto& a) {
-            using A = std::decay_t<decltype(a)>;
-            if constexpr (!std::is_same_v<A, std::monostate>) {
-              if (auto* b = std::get_if<A>(&g)) a = A(a + *b);
-            }
-          },
-          acc);
-    };
-    std::vector<detail::any_grad> up, out;
+    std::vector<detail::grad_value> up, out;
+    std::vector<detail::any_grad> up_t, out_t;
+    std::vector<tensor_id> ids_copy;
+    std::vector<std::optional<detail::scalar_grad>> out_s;
     std::unique_ptr<bool[]> need;
     std::size_t need_capacity = 0;
     for (std::size_t i = n; i-- > 0;) {
@@ -281,17 +369,35 @@ std::vector<gradient_tape::result> gradient_tape::gradient_impl(const Y& target_
       // backward function, whose saved tensors go when this step is done.
       detail::tape_entry& entry = state_.entries[i];
       const std::shared_ptr<detail::backward_fn> fn = persistent ? entry.fn : std::move(entry.fn);
-      std::optional<detail::id_list> ins_copy, outs_copy;
-      if (persistent) {
-        ins_copy = entry.inputs;
-        outs_copy = entry.outputs;
+      std::span<const tensor_id> ins = state_.inputs(entry), outs = state_.outputs(entry);
+      // Note [scalar entries]: numbers in, numbers out, no tensors and no variants.
+      if (outs.size() == 1 && fn->has_scalar_path()) {
+        detail::grad_value* g = grads.find(outs[0]);
+        if (!g || std::holds_alternative<std::monostate>(*g)) continue;
+        if (const std::optional<detail::scalar_grad> s = scalar_upstream(*fn, *g, ins)) {
+          if (!is_source(outs[0])) grads.erase(outs[0]);
+          if (ins.size() > need_capacity) {
+            need_capacity = std::max<std::size_t>(ins.size(), 8);
+            need.reset(new bool[need_capacity]);
+          }
+          for (std::size_t k = 0; k < ins.size(); ++k) need[k] = reach.contains(ins[k]);
+          out_s.assign(ins.size(), std::nullopt);
+          fn->run_scalar(*s, std::span<const bool>(need.get(), ins.size()), out_s);
+          for (std::size_t k = 0; k < ins.size(); ++k)
+            if (out_s[k]) detail::accumulate(grads[ins[k]], *out_s[k]);
+          continue;
+        }
       }
-      const detail::id_list& ins = persistent ? *ins_copy : entry.inputs;
-      const detail::id_list& outs = persistent ? *outs_copy : entry.outputs;
+      if (persistent) {
+        ids_copy.assign(ins.begin(), ins.end());
+        ids_copy.insert(ids_copy.end(), outs.begin(), outs.end());
+        ins = {ids_copy.data(), ins.size()};
+        outs = {ids_copy.data() + ins.size(), outs.size()};
+      }
       up.assign(outs.size(), {});
       bool any = false;
       for (std::size_t k = 0; k < outs.size(); ++k) {
-        if (detail::any_grad* g = grads.find(outs[k])) {
+        if (detail::grad_value* g = grads.find(outs[k])) {
           any = any || !std::holds_alternative<std::monostate>(*g);
           if (is_source(outs[k])) {
             up[k] = *g;
@@ -307,9 +413,14 @@ std::vector<gradient_tape::result> gradient_tape::gradient_impl(const Y& target_
         need.reset(new bool[need_capacity]);
       }
       for (std::size_t k = 0; k < ins.size(); ++k) need[k] = reach.contains(ins[k]);
+      const std::span<const bool> needed(need.get(), ins.size());
       out.assign(ins.size(), {});
       try {
-        fn->run(up, std::span<const bool>(need.get(), ins.size()), out);
+        up_t.clear();
+        for (auto& g : up) up_t.push_back(detail::to_tensor_grad(std::move(g)));
+        out_t.assign(ins.size(), {});
+        fn->run(up_t, needed, out_t);
+        for (std::size_t k = 0; k < ins.size(); ++k) out[k] = detail::from_tensor_grad(std::move(out_t[k]));
       } catch (const tape_error&) {
         throw;
       } catch (const std::invalid_argument& ex) {
@@ -317,11 +428,11 @@ std::vector<gradient_tape::result> gradient_tape::gradient_impl(const Y& target_
                                       "' failed: ", ex.what()));
       }
       for (std::size_t k = 0; k < ins.size(); ++k)
-        if (!std::holds_alternative<std::monostate>(out[k])) accumulate(grads[ins[k]], std::move(out[k]));
+        if (!std::holds_alternative<std::monostate>(out[k])) detail::accumulate(grads[ins[k]], std::move(out[k]));
     }
     for (std::size_t s = 0; s < sources.size(); ++s) {
-      detail::any_grad* g = grads.find(sources[s].id);
-      if (g && reach.contains(sources[s].id)) results[s].g = *g;
+      detail::grad_value* g = grads.find(sources[s].id);
+      if (g && reach.contains(sources[s].id)) results[s].g = detail::to_tensor_grad(detail::grad_value(*g), &sources[s].shape);
     }
   }
   if (!state_.persistent) state_.used = true;

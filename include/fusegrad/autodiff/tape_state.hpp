@@ -7,6 +7,10 @@
 /// per input. The same entry object is shared by every tape that records it.
 
 #include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <new>
+#include <optional>
 #include <memory>
 #include <span>
 #include <thread>
@@ -23,6 +27,18 @@ namespace fusegrad::detail {
 /// A gradient flowing through the tape: none, or a float or double tensor.
 using any_grad = std::variant<std::monostate, tensor<float>, tensor<double>>;
 
+/// The gradient of a one-element host tensor held as a number while gradient() walks the tape
+/// (Note [scalar entries]). Float gradients are kept rounded to float, so the walk computes
+/// exactly what the tensor path would.
+struct scalar_grad {
+  double value = 0;
+  dtype type = dtype::float32;  ///< float32 or float64
+  std::uint8_t rank = 0;        ///< rank of the tensor this is the gradient of (all dimensions 1)
+};
+
+/// A gradient in the walk: none, a tensor, or a number.
+using grad_value = std::variant<std::monostate, tensor<float>, tensor<double>, scalar_grad>;
+
 /// Ids of an entry's inputs or outputs; most entries have one or two.
 using id_list = small_vector<tensor_id, 3>;
 
@@ -34,12 +50,23 @@ struct backward_fn {
   virtual void run(std::span<const any_grad> upstream, std::span<const bool> needed, std::span<any_grad> grads) = 0;
   /// The op's name, for error messages.
   virtual const char* name() const noexcept = 0;
+  /// True when run_scalar may stand in for run (Note [scalar entries]).
+  virtual bool has_scalar_path() const noexcept { return false; }
+  /// run() on numbers: the entry's one upstream gradient and the input gradients it writes
+  /// (nullopt where none) are one-element host gradients. Called only when has_scalar_path()
+  /// and no tape would record the backward step.
+  virtual void run_scalar(const scalar_grad& upstream, std::span<const bool> needed,
+                          std::span<std::optional<scalar_grad>> grads) {
+    (void)upstream, (void)needed, (void)grads;
+  }
 };
 
+/// One recorded evaluation; its input ids, then its output ids, are stored in the tape's
+/// `ids` from `first` on (one flat array, so recording allocates nothing per entry for them).
 struct tape_entry {
   std::shared_ptr<backward_fn> fn;  ///< reset once a non-persistent tape has run it
-  id_list inputs;
-  id_list outputs;
+  std::uint32_t first;
+  std::uint16_t n_in, n_out;
 };
 
 /// A variable a tape has seen: type-erased handle, its id and dtype.
@@ -51,6 +78,7 @@ struct watched_variable {
 
 struct tape_state {
   std::vector<tape_entry> entries;
+  std::vector<tensor_id> ids;                 ///< the entries' input and output ids
   id_set tracked;                             ///< watched ids and outputs of recorded entries
   std::vector<watched_variable> variables; ///< in order of first watch
   bool persistent = false;
@@ -60,6 +88,14 @@ struct tape_state {
   std::thread::id owner = std::this_thread::get_id();
 
   bool tracks(tensor_id id) const noexcept { return tracked.contains(id); }
+  std::span<const tensor_id> inputs(const tape_entry& e) const noexcept { return {ids.data() + e.first, e.n_in}; }
+  std::span<const tensor_id> outputs(const tape_entry& e) const noexcept {
+    return {ids.data() + e.first + e.n_in, e.n_out};
+  }
+  void clear_entries() noexcept {
+    entries.clear();
+    ids.clear();
+  }
   void watch_variable(std::shared_ptr<void> state, tensor_id id, dtype t) {
     tracked.insert(id);
     for (const auto& v : variables)
@@ -82,6 +118,16 @@ inline bool recording() noexcept {
   return false;
 }
 
+/// True when some recording tape on this thread tracks one of `ids`.
+inline bool any_tape_tracks(std::span<const tensor_id> ids) noexcept {
+  for (const tape_state* t : tape_stack()) {
+    if (t->paused) continue;
+    for (tensor_id id : ids)
+      if (t->tracks(id)) return true;
+  }
+  return false;
+}
+
 /// Records one entry on every active tape that tracks one of `inputs`. `make` builds the
 /// backward function, at most once, only when some tape records.
 template <class Make>
@@ -92,9 +138,41 @@ void record(std::span<const tensor_id> inputs, std::span<const tensor_id> output
     const bool hit = std::any_of(inputs.begin(), inputs.end(), [&](tensor_id id) { return t->tracks(id); });
     if (!hit) continue;
     if (!fn) fn = make();
-    t->entries.push_back({fn, id_list(inputs.begin(), inputs.end()), id_list(outputs.begin(), outputs.end())});
+    FG_CHECK(t->ids.size() + inputs.size() + outputs.size() <= UINT32_MAX && inputs.size() <= UINT16_MAX &&
+                 outputs.size() <= UINT16_MAX,
+             tape_error, "gradient_tape: too many recorded operations on one tape (", t->entries.size(),
+             "); reset() it or use a new tape");
+    t->entries.push_back({fn, static_cast<std::uint32_t>(t->ids.size()), static_cast<std::uint16_t>(inputs.size()),
+                          static_cast<std::uint16_t>(outputs.size())});
+    for (tensor_id id : inputs) t->ids.push_back(id);
+    for (tensor_id id : outputs) t->ids.push_back(id);
     for (tensor_id o : outputs) t->tracked.insert(o);
   }
+}
+
+/// Note [entry arena]: scalar entries (Note [scalar entries]) are small, hold no tensors and
+/// have nothing to destroy, and scalar code records one per statement. They are placed one
+/// after another in chunks of a thread's arena instead of being allocated one by one; each
+/// entry's shared_ptr shares the ownership of its chunk, which is freed when the last entry
+/// in it is gone.
+struct entry_chunk {
+  static constexpr std::size_t capacity = 8192;
+  std::size_t used = 0;
+  alignas(std::max_align_t) std::byte data[capacity];
+  entry_chunk() noexcept {}  // leaves data uninitialised
+};
+
+/// Makes a backward function of type Entry in this thread's entry arena.
+template <class Entry, class... Args>
+std::shared_ptr<backward_fn> make_arena_entry(Args&&... args) {
+  constexpr std::size_t align = alignof(std::max_align_t);
+  constexpr std::size_t size = (sizeof(Entry) + align - 1) / align * align;
+  static_assert(alignof(Entry) <= align && size <= entry_chunk::capacity / 8);
+  thread_local std::shared_ptr<entry_chunk> chunk;
+  if (!chunk || chunk->used + size > entry_chunk::capacity) chunk = std::make_shared<entry_chunk>();
+  Entry* e = new (chunk->data + chunk->used) Entry(std::forward<Args>(args)...);
+  chunk->used += size;
+  return std::shared_ptr<backward_fn>(chunk, e);
 }
 
 /// Functions told of every trainable variable read on this thread (custom gradients collect

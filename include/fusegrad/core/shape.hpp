@@ -107,7 +107,8 @@ inline std::array<index_t, max_rank> contiguous_strides(const shape& s) {
 
 /// Numpy broadcasting of two shapes; throws shape_error naming `op` and both shapes.
 inline shape broadcast_shapes(const shape& a, const shape& b, const char* op) {
-  if (a == b) return a;
+  if (b.rank() == 0 || a == b) return a;
+  if (a.rank() == 0) return b;
   const std::size_t r = std::max(a.rank(), b.rank());
   shape out;
   for (std::size_t i = 0; i < r; ++i) out.push_back(1);

@@ -18,13 +18,11 @@ class small_vector {
     for (; first != last; ++first) push_back(*first);
   }
   void push_back(const T& v) {
-    if (n_ < N) {
-      inline_[n_] = v;
-    } else {
-      if (n_ == N) heap_.assign(inline_.begin(), inline_.end());
-      heap_.push_back(v);
+    if (n_ < N) [[likely]] {
+      inline_[n_++] = v;
+      return;
     }
-    ++n_;
+    grow(v);
   }
   std::size_t size() const noexcept { return n_; }
   bool empty() const noexcept { return n_ == 0; }
@@ -38,6 +36,11 @@ class small_vector {
   const T* end() const noexcept { return data() + n_; }
 
  private:
+  void grow(const T& v) {
+    if (n_ == N) heap_.assign(inline_.begin(), inline_.end());
+    heap_.push_back(v);
+    ++n_;
+  }
   std::array<T, N> inline_{};
   std::vector<T> heap_;
   std::size_t n_ = 0;

@@ -15,6 +15,7 @@
 #include "../eval/device_hooks.hpp"
 #include "../eval/host_reduce.hpp"
 #include "gradient.hpp"
+#include "kernel.hpp"
 
 namespace fusegrad {
 /// A tensor with the same values and a new shape of the same size (-1 infers one dimension).
@@ -59,6 +60,22 @@ void run_reduction(const E& e, const fg::shape& iter, const fg::shape& keep, fg:
 }
 
 template <int Level, class E> struct fused_entry;
+template <class E> struct scalar_entry;
+
+/// The shape of `rank` dimensions of size 1.
+inline fg::shape ones_shape(std::size_t rank) {
+  fg::shape s;
+  for (std::size_t d = 0; d < rank; ++d) s.push_back(1);
+  return s;
+}
+
+/// True when every leaf of e lives on the host.
+template <class E>
+bool on_host(const E& e) {
+  bool host = true;
+  expr::for_each_leaf(e, [&](const auto& l) { host = host && l.value.device().is_cpu(); });
+  return host;
+}
 
 /// Records e (evaluated over `iter`, its upstream gradient reshaped to `gshape`) on the tapes
 /// that track one of its floating-point leaves.
@@ -85,7 +102,14 @@ void record_fused(const E& e, const fg::shape& iter, const fg::shape& gshape, te
     });
     if (ids.empty()) return;
     const tensor_id outs[1] = {out};
-    record(std::span<const tensor_id>(ids.data(), ids.size()), outs, [&] { return std::make_shared<fused_entry<Level, E>>(e, iter, gshape, std::move(inputs)); });
+    const std::span<const tensor_id> in_ids(ids.data(), ids.size());
+    if constexpr (Level == 0) {
+      if (iter.elements() == 1 && on_host(e)) {
+        record(in_ids, outs, [&] { return make_arena_entry<scalar_entry<E>>(e, iter.rank(), gshape.rank(), inputs); });
+        return;
+      }
+    }
+    record(in_ids, outs, [&] { return std::make_shared<fused_entry<Level, E>>(e, iter, gshape, std::move(inputs)); });
   }
 }
 
@@ -96,7 +120,12 @@ tensor<T> evaluate_to(const E& e, const fg::shape& out) {
     if (e.shape() == out) return e.value;
   const fg::device d = common_device(e);
   tensor<T> r(out, d);
-  run_elementwise(e, out, d, r.buffer()->data);
+  if (out.elements() == 1 && d.is_cpu()) {
+    ++counters().passes;
+    *r.buffer()->data = expr::point_value(e);
+  } else {
+    run_elementwise(e, out, d, r.buffer()->data);
+  }
   if constexpr (std::is_floating_point_v<T>)
     if (recording()) record_fused<Level>(e, out, out, r.id());
   return r;
@@ -218,6 +247,161 @@ struct fused_entry final : backward_fn {
     } else {
       if (!has_gradient<T, PG>(in.on.data())) return {};
       return sum_to<Level + 1>(gated_sum<T>(pg, in.on.data()), iter, in.shape);
+    }
+  }
+};
+/// What a scalar entry keeps of an expression over one element: its ops and values, no
+/// tensors and no shapes (Note [scalar entries]).
+template <class T> struct thin_leaf {
+  T value;
+};
+template <class Op, class... A> struct thin_node {
+  [[no_unique_address]] Op op;
+  std::tuple<A...> args;
+};
+template <class E> struct thin_tree { using type = E; };  // literals stay literals
+template <class T> struct thin_tree<expr::leaf<T>> { using type = thin_leaf<T>; };
+template <class Op, class... A> struct thin_tree<expr::node<Op, A...>> {
+  using type = thin_node<Op, typename thin_tree<A>::type...>;
+};
+
+template <class E>
+typename thin_tree<E>::type to_thin(const E& e) {
+  if constexpr (expr::is_leaf<E>::value) return {*e.value.data()};
+  else if constexpr (expr::is_literal<E>::value) return e;
+  else return std::apply([&](const auto&... a) { return typename thin_tree<E>::type{e.op, {to_thin(a)...}}; }, e.args);
+}
+
+/// The tree E stands for with every leaf a literal: what run_scalar differentiates.
+template <class E> struct literal_tree { using type = E; };
+template <class T> struct literal_tree<expr::leaf<T>> { using type = expr::literal<T>; };
+template <class Op, class... A> struct literal_tree<expr::node<Op, A...>> {
+  using type = expr::node<Op, typename literal_tree<A>::type...>;
+};
+
+template <class E, class Thin>
+typename literal_tree<E>::type thin_to_literals(const Thin& t) {
+  if constexpr (expr::is_leaf<E>::value) {
+    return {t.value};
+  } else if constexpr (expr::is_literal<E>::value) {
+    return t;
+  } else {
+    return [&]<std::size_t... I>(std::index_sequence<I...>) {
+      using Args = decltype(E::args);
+      return typename literal_tree<E>::type(t.op, thin_to_literals<std::tuple_element_t<I, Args>>(std::get<I>(t.args))...);
+    }(std::make_index_sequence<std::tuple_size_v<decltype(E::args)>>{});
+  }
+}
+
+/// E again from its thin tree: each leaf a fresh one-element host tensor with the identity and
+/// rank of the tensor that stood there, so that tapes know it (Note [scalar entries]).
+template <class E, class Thin>
+E thin_to_expr(const Thin& t, const tensor_id* ids, const std::uint8_t* ranks, std::size_t& p) {
+  if constexpr (expr::is_leaf<E>::value) {
+    using T = typename E::value_type;
+    auto st = std::make_shared<storage<T>>(1, fg::device::cpu());
+    *st->data = t.value;
+    const std::size_t q = p++;
+    return E{tensor<T>(std::move(st), ones_shape(ranks[q]), ids[q])};
+  } else if constexpr (expr::is_literal<E>::value) {
+    return t;
+  } else {
+    return [&]<std::size_t... I>(std::index_sequence<I...>) {
+      // Braced initialisation evaluates left to right, the order of leaf positions.
+      using Args = decltype(E::args);
+      Args args{thin_to_expr<std::tuple_element_t<I, Args>>(std::get<I>(t.args), ids, ranks, p)...};
+      return std::make_from_tuple<E>(std::tuple_cat(std::make_tuple(t.op), std::move(args)));
+    }(std::make_index_sequence<std::tuple_size_v<decltype(E::args)>>{});
+  }
+}
+
+/// Note [scalar entries]: scalar code (the Collatz and line-search loops) records one op per
+/// statement on one-element tensors, where a fused entry's copies of tensors and shapes cost
+/// more than the arithmetic. A user-level evaluation over one element on the host records a
+/// scalar_entry instead: the expression's ops and values (thin_tree), and its leaves' ids and
+/// ranks. When gradient() runs it and no tape would record the step, run_scalar computes each
+/// input's gradient as a number, from the same vjp rules (position_grads over the expression
+/// with literals for leaves), and gradient() passes numbers (scalar_grad) between such entries
+/// without making tensors. When a tape would record the step (a persistent tape
+/// differentiating its own gradient, nested tapes), run() rebuilds the expression with tensors
+/// bearing the original ids and runs it as a fused entry, so higher orders get exactly what a
+/// fused entry gives them.
+template <class E>
+struct scalar_entry final : backward_fn {
+  static constexpr std::size_t L = expr::leaf_count<E>::value;
+  // Entries live in the entry arena, which never runs their destructors (Note [entry arena]).
+  static_assert(std::is_trivially_destructible_v<typename thin_tree<E>::type>);
+  using input_list = typename fused_entry<0, E>::input_list;
+  static constexpr std::uint8_t no_input = 0xff;
+
+  typename thin_tree<E>::type e;
+  std::array<tensor_id, L> ids{};
+  std::array<std::uint8_t, L> ranks{};
+  std::array<std::uint8_t, L> input_of{};  ///< per position: its input's index, or no_input
+  std::array<dtype, L> types{};            ///< per input
+  std::array<std::uint8_t, L> input_ranks{};
+  std::uint8_t n_inputs, iter_rank, g_rank;
+
+  scalar_entry(const E& ex, std::size_t ir, std::size_t gr, const input_list& in)
+      : e(to_thin(ex)), n_inputs(static_cast<std::uint8_t>(in.size())), iter_rank(static_cast<std::uint8_t>(ir)),
+        g_rank(static_cast<std::uint8_t>(gr)) {
+    std::size_t p = 0;
+    expr::for_each_leaf(ex, [&](const auto& l) {
+      ids[p] = l.value.id();
+      ranks[p] = static_cast<std::uint8_t>(l.value.rank());
+      input_of[p] = no_input;
+      ++p;
+    });
+    for (std::size_t k = 0; k < in.size(); ++k) {
+      types[k] = in[k].type;
+      input_ranks[k] = static_cast<std::uint8_t>(in[k].shape.rank());
+      for (std::size_t q = 0; q < L; ++q)
+        if (in[k].on[q]) input_of[q] = static_cast<std::uint8_t>(k);
+    }
+  }
+
+  const char* name() const noexcept override {
+    if constexpr (expression<E>) return E::op_type::name;
+    else return "identity";
+  }
+  bool has_scalar_path() const noexcept override { return true; }
+
+  void run_scalar(const scalar_grad& up, std::span<const bool> needed,
+                  std::span<std::optional<scalar_grad>> grads) override {
+    using R = typename E::value_type;
+    const auto pg = position_grads_as<E>(thin_to_literals<E>(e), expr::literal<R>{static_cast<R>(up.value)});
+    for (std::size_t k = 0; k < n_inputs; ++k) {
+      if (!needed[k]) continue;
+      if (types[k] == dtype::float32) grads[k] = input_grad<float>(pg, k);
+      else grads[k] = input_grad<double>(pg, k);
+    }
+  }
+
+  void run(std::span<const any_grad> upstream, std::span<const bool> needed, std::span<any_grad> grads) override {
+    std::size_t p = 0;
+    input_list in;
+    for (std::size_t k = 0; k < n_inputs; ++k) in.push_back({ones_shape(input_ranks[k]), types[k], on_flags(k)});
+    fused_entry<0, E> full(thin_to_expr<E>(e, ids.data(), ranks.data(), p), ones_shape(iter_rank),
+                           ones_shape(g_rank), std::move(in));
+    full.run(upstream, needed, grads);
+  }
+
+ private:
+  std::array<bool, L> on_flags(std::size_t k) const {
+    std::array<bool, L> on{};
+    for (std::size_t q = 0; q < L; ++q) on[q] = input_of[q] == k;
+    return on;
+  }
+  template <class T, class PG>
+  std::optional<scalar_grad> input_grad(const PG& pg, std::size_t k) {
+    constexpr std::size_t n = std::tuple_size_v<PG>;
+    if constexpr (count_positions<T, PG>(std::make_index_sequence<n>{}) == 0) {
+      return std::nullopt;
+    } else {
+      const std::array<bool, L> on = on_flags(k);
+      if (!has_gradient<T, PG>(on.data())) return std::nullopt;
+      const T v = expr::point_value(gated_sum<T>(pg, on.data()));
+      return scalar_grad{static_cast<double>(v), dtype_of<T>(), input_ranks[k]};
     }
   }
 };

@@ -23,9 +23,16 @@ concept expression = std::derived_from<std::remove_cvref_t<E>, expr::node_base>;
 namespace detail {
 /// A fresh tensor identity. Note [tensor ids]: ids are what tapes watch; copies of a tensor
 /// share its id, every evaluation makes a new one, and a variable keeps one id for all its values.
+/// Each thread takes ids in blocks, so making a tensor costs no atomic operation.
 inline tensor_id next_id() noexcept {
   static std::atomic<tensor_id> counter{1};
-  return counter.fetch_add(1, std::memory_order_relaxed);
+  constexpr tensor_id block = 4096;
+  thread_local tensor_id next = 0, end = 0;
+  if (next == end) [[unlikely]] {
+    next = counter.fetch_add(block, std::memory_order_relaxed);
+    end = next + block;
+  }
+  return next++;
 }
 }  // namespace detail
 }  // namespace fusegrad

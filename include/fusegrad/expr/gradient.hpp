@@ -39,20 +39,28 @@ auto operand_vjp(const E& e, const G& g) {
 }
 
 /// Per-position gradient expressions of e for upstream gradient g (Note [fused backward]).
-template <class E, class G>
-auto position_grads(const E& e, const G& g) {
-  if constexpr (expr::is_literal<E>::value) {
+/// S is the tree whose leaves number the positions: e itself, or the expression e was made
+/// from by turning its leaves into literals (a scalar entry, Note [scalar entries]).
+template <class S, class E, class G>
+auto position_grads_as(const E& e, const G& g) {
+  if constexpr (expr::is_literal<S>::value) {
     return std::tuple<>{};
-  } else if constexpr (expr::is_leaf<E>::value) {
-    if constexpr (std::is_floating_point_v<typename E::value_type> && !is_zero_grad<G>::value)
+  } else if constexpr (expr::is_leaf<S>::value) {
+    if constexpr (std::is_floating_point_v<typename S::value_type> && !is_zero_grad<G>::value)
       return std::tuple<G>{g};
     else
       return std::tuple<zero_grad>{};
   } else {
     return [&]<std::size_t... I>(std::index_sequence<I...>) {
-      return std::tuple_cat(position_grads(std::get<I>(e.args), operand_vjp<I>(e, g))...);
+      return std::tuple_cat(
+          position_grads_as<std::tuple_element_t<I, decltype(S::args)>>(std::get<I>(e.args), operand_vjp<I>(e, g))...);
     }(std::make_index_sequence<std::tuple_size_v<decltype(e.args)>>{});
   }
+}
+
+template <class E, class G>
+auto position_grads(const E& e, const G& g) {
+  return position_grads_as<E>(e, g);
 }
 
 struct no_sum {};

@@ -85,6 +85,15 @@ void for_each_leaf_kernel(node_kernel<Op, K...>& k, F&& f) {
   }(std::index_sequence_for<K...>{});
 }
 
+/// The value of a one-element host expression: what its kernel gives at flat element 0 (the
+/// same op calls), without building the kernel.
+template <class E>
+auto point_value(const E& e) {
+  if constexpr (is_leaf<E>::value) return *e.value.data();
+  else if constexpr (is_literal<E>::value) return e.value;
+  else return std::apply([&](const auto&... a) { return e.op(point_value(a)...); }, e.args);
+}
+
 /// Scalar access at flat element i (every leaf walks with the output or is broadcast whole).
 struct flat_access {
   index_t i;

@@ -55,11 +55,22 @@ struct node : node_base {
   explicit operator U() const { return static_cast<U>(tensor<value_type>(*this).item()); }
 
  private:
-  template <class... B>
-  static fg::shape broadcast(const B&... b) {
-    fg::shape s;
-    ((s = detail::broadcast_shapes(s, b.shape(), Op::name)), ...);
-    return s;
+  template <class B0, class... B>
+  static fg::shape broadcast(const B0& b0, const B&... b) {
+    if constexpr (sizeof...(B) == 0) {
+      return b0.shape();
+    } else if constexpr (sizeof...(B) == 1) {
+      // Scalars (literals, 0-d tensors) first: the common case, kept inline.
+      const fg::shape& sa = b0.shape();
+      const fg::shape& sb = (b.shape(), ...);
+      if (sb.rank() == 0) return sa;
+      if (sa.rank() == 0) return sb;
+      return detail::broadcast_shapes(sa, sb, Op::name);
+    } else {
+      fg::shape s = b0.shape();
+      ((s = detail::broadcast_shapes(s, b.shape(), Op::name)), ...);
+      return s;
+    }
   }
 };
 
