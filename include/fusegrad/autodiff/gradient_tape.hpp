@@ -334,7 +334,7 @@ std::vector<gradient_tape::result> gradient_tape::gradient_impl(const Y& target_
     reach.reserve(n + sources.size());
     for (const auto& s : sources)
       if (state_.tracks(s.id)) reach.insert(s.id);
-    std::vector<char> useful(n, 0);
+    std::vector<char, detail::host_allocator<char>> useful(n, 0);
     for (std::size_t i = 0; i < n; ++i) {
       const auto& e = state_.entries[i];
       if (!e.fn) continue;

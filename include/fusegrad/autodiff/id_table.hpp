@@ -14,6 +14,7 @@
 #include <utility>
 
 #include "../core/config.hpp"
+#include "../core/host_allocator.hpp"
 
 namespace fusegrad::detail {
 
@@ -102,11 +103,8 @@ class id_table {
 
  private:
   static std::size_t hash(tensor_id id, std::size_t mask) noexcept {
-    // Ids of one aligned group of 64 share a run of slots: tensors made one after another get
-    // consecutive ids and are looked up one after another, so they share cache lines. Groups
-    // are spread over the table by Fibonacci hashing, so strided ids do not pile up.
-    const std::uint64_t group = ((id >> 6) * 0x9E3779B97F4A7C15ull) >> 32;
-    return static_cast<std::size_t>((group << 6) | (id & 63)) & mask;
+    // Fibonacci hashing spreads the sequential ids tensors get over the whole table.
+    return static_cast<std::size_t>((id * 0x9E3779B97F4A7C15ull) >> 32) & mask;
   }
   slot* find_slot(tensor_id id) const noexcept {
     if (capacity_ == 0 || id == 0) return nullptr;
@@ -131,17 +129,33 @@ class id_table {
       }
     }
   }
+  /// Slot arrays come from host_allocate, so large tables are reused (Note [buffer cache]).
+  struct slot_deleter {
+    std::size_t n = 0;
+    void operator()(slot* p) const noexcept {
+      for (std::size_t i = 0; i < n; ++i) p[i].~slot();
+      host_release(p, n * sizeof(slot));
+    }
+  };
+  using slot_array = std::unique_ptr<slot[], slot_deleter>;
+  static slot_array make_slots(std::size_t n) {
+    static_assert(std::is_nothrow_default_constructible_v<slot>);
+    slot* p = static_cast<slot*>(host_allocate(n * sizeof(slot)));
+    for (std::size_t i = 0; i < n; ++i) new (p + i) slot{};  // slot{} cannot throw: ids and V's default
+    return slot_array(p, slot_deleter{n});
+  }
+
   void rehash(std::size_t cap) {
-    std::unique_ptr<slot[]> old = std::move(slots_);
+    slot_array old = std::move(slots_);
     const std::size_t old_cap = capacity_;
-    slots_ = std::make_unique<slot[]>(cap);
+    slots_ = make_slots(cap);
     capacity_ = cap;
     size_ = 0;
     for (std::size_t i = 0; i < old_cap; ++i)
       if (old[i].key) *insert_slot(old[i].key).first = std::move(old[i]);
   }
 
-  std::unique_ptr<slot[]> slots_;
+  slot_array slots_;
   std::size_t capacity_ = 0;
   std::size_t size_ = 0;
 };

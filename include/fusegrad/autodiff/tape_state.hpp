@@ -77,8 +77,9 @@ struct watched_variable {
 };
 
 struct tape_state {
-  std::vector<tape_entry> entries;
-  std::vector<tensor_id> ids;                 ///< the entries' input and output ids
+  // Large and regrown in every step of a training loop: from the buffer cache.
+  std::vector<tape_entry, host_allocator<tape_entry>> entries;
+  std::vector<tensor_id, host_allocator<tensor_id>> ids;  ///< the entries' input and output ids
   id_set tracked;                             ///< watched ids and outputs of recorded entries
   std::vector<watched_variable> variables; ///< in order of first watch
   bool persistent = false;
@@ -91,6 +92,17 @@ struct tape_state {
   std::span<const tensor_id> inputs(const tape_entry& e) const noexcept { return {ids.data() + e.first, e.n_in}; }
   std::span<const tensor_id> outputs(const tape_entry& e) const noexcept {
     return {ids.data() + e.first + e.n_in, e.n_out};
+  }
+  /// Adds an entry and tracks its outputs.
+  void append(std::shared_ptr<backward_fn> fn, std::span<const tensor_id> in, std::span<const tensor_id> out) {
+    FG_CHECK(ids.size() + in.size() + out.size() <= UINT32_MAX && in.size() <= UINT16_MAX && out.size() <= UINT16_MAX,
+             tape_error, "gradient_tape: too many recorded operations on one tape (", entries.size(),
+             "); reset() it or use a new tape");
+    entries.push_back({std::move(fn), static_cast<std::uint32_t>(ids.size()), static_cast<std::uint16_t>(in.size()),
+                       static_cast<std::uint16_t>(out.size())});
+    for (tensor_id id : in) ids.push_back(id);
+    for (tensor_id id : out) ids.push_back(id);
+    for (tensor_id o : out) tracked.insert(o);
   }
   void clear_entries() noexcept {
     entries.clear();
@@ -133,33 +145,29 @@ inline bool any_tape_tracks(std::span<const tensor_id> ids) noexcept {
 template <class Make>
 void record(std::span<const tensor_id> inputs, std::span<const tensor_id> outputs, Make&& make) {
   std::shared_ptr<backward_fn> fn;
+  tape_state* last = nullptr;  // appended to last, so that the one tape recording takes fn by move
   for (tape_state* t : tape_stack()) {
     if (t->paused) continue;
     const bool hit = std::any_of(inputs.begin(), inputs.end(), [&](tensor_id id) { return t->tracks(id); });
     if (!hit) continue;
     if (!fn) fn = make();
-    FG_CHECK(t->ids.size() + inputs.size() + outputs.size() <= UINT32_MAX && inputs.size() <= UINT16_MAX &&
-                 outputs.size() <= UINT16_MAX,
-             tape_error, "gradient_tape: too many recorded operations on one tape (", t->entries.size(),
-             "); reset() it or use a new tape");
-    t->entries.push_back({fn, static_cast<std::uint32_t>(t->ids.size()), static_cast<std::uint16_t>(inputs.size()),
-                          static_cast<std::uint16_t>(outputs.size())});
-    for (tensor_id id : inputs) t->ids.push_back(id);
-    for (tensor_id id : outputs) t->ids.push_back(id);
-    for (tensor_id o : outputs) t->tracked.insert(o);
+    if (last) last->append(fn, inputs, outputs);
+    last = t;
   }
+  if (last) last->append(std::move(fn), inputs, outputs);
 }
 
 /// Note [entry arena]: scalar entries (Note [scalar entries]) are small, hold no tensors and
 /// have nothing to destroy, and scalar code records one per statement. They are placed one
-/// after another in chunks of a thread's arena instead of being allocated one by one; each
-/// entry's shared_ptr shares the ownership of its chunk, which is freed when the last entry
-/// in it is gone.
-struct entry_chunk {
-  static constexpr std::size_t capacity = 8192;
+/// after another in 1 MiB blocks of a thread's arena instead of being allocated one by one;
+/// each entry's shared_ptr shares the ownership of its block, which goes back to the buffer
+/// cache (Note [buffer cache]) when the last entry in it is gone. The thread holds its current
+/// block until it needs a new one.
+inline constexpr std::size_t entry_block_bytes = std::size_t{1} << 20;
+
+struct entry_arena {
+  std::shared_ptr<std::byte> block;
   std::size_t used = 0;
-  alignas(std::max_align_t) std::byte data[capacity];
-  entry_chunk() noexcept {}  // leaves data uninitialised
 };
 
 /// Makes a backward function of type Entry in this thread's entry arena.
@@ -167,12 +175,16 @@ template <class Entry, class... Args>
 std::shared_ptr<backward_fn> make_arena_entry(Args&&... args) {
   constexpr std::size_t align = alignof(std::max_align_t);
   constexpr std::size_t size = (sizeof(Entry) + align - 1) / align * align;
-  static_assert(alignof(Entry) <= align && size <= entry_chunk::capacity / 8);
-  thread_local std::shared_ptr<entry_chunk> chunk;
-  if (!chunk || chunk->used + size > entry_chunk::capacity) chunk = std::make_shared<entry_chunk>();
-  Entry* e = new (chunk->data + chunk->used) Entry(std::forward<Args>(args)...);
-  chunk->used += size;
-  return std::shared_ptr<backward_fn>(chunk, e);
+  static_assert(alignof(Entry) <= align && size <= entry_block_bytes / 64);
+  thread_local entry_arena a;
+  if (!a.block || a.used + size > entry_block_bytes) {
+    a.block = std::shared_ptr<std::byte>(static_cast<std::byte*>(host_allocate(entry_block_bytes)),
+                                         [](std::byte* p) { host_release(p, entry_block_bytes); });
+    a.used = 0;
+  }
+  Entry* e = new (a.block.get() + a.used) Entry(std::forward<Args>(args)...);
+  a.used += size;
+  return std::shared_ptr<backward_fn>(a.block, e);
 }
 
 /// Functions told of every trainable variable read on this thread (custom gradients collect

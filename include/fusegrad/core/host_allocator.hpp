@@ -89,6 +89,17 @@ inline void host_release(void* p, std::size_t bytes) noexcept {
       if (c->keep(p, bytes)) return;
   ::operator delete(p, std::align_val_t{buffer_alignment});
 }
+/// A standard allocator over host_allocate, for the large, regrown arrays of gradient tapes
+/// (Note [buffer cache]: a tape rebuilt in every step of a loop reuses the same blocks).
+template <class T>
+struct host_allocator {
+  using value_type = T;
+  host_allocator() = default;
+  template <class U> host_allocator(const host_allocator<U>&) noexcept {}
+  T* allocate(std::size_t n) { return static_cast<T*>(host_allocate(n * sizeof(T))); }
+  void deallocate(T* p, std::size_t n) noexcept { host_release(p, n * sizeof(T)); }
+  template <class U> bool operator==(const host_allocator<U>&) const noexcept { return true; }
+};
 }  // namespace detail
 
 /// Returns the large host blocks this thread keeps for reuse to the system.

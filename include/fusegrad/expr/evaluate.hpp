@@ -77,12 +77,18 @@ bool on_host(const E& e) {
   return host;
 }
 
+template <class E>
+void record_scalar(const E& e, std::size_t iter_rank, std::size_t g_rank, tensor_id out);
+
 /// Records e (evaluated over `iter`, its upstream gradient reshaped to `gshape`) on the tapes
 /// that track one of its floating-point leaves.
 template <int Level, class E>
 void record_fused(const E& e, const fg::shape& iter, const fg::shape& gshape, tensor_id out) {
   constexpr std::size_t L = expr::leaf_count<E>::value;
   if constexpr (L > 0) {
+    if constexpr (Level == 0) {
+      if (iter.elements() == 1 && on_host(e)) return record_scalar(e, iter.rank(), gshape.rank(), out);
+    }
     typename fused_entry<Level, E>::input_list inputs;
     id_list ids;
     std::size_t p = 0;
@@ -102,14 +108,8 @@ void record_fused(const E& e, const fg::shape& iter, const fg::shape& gshape, te
     });
     if (ids.empty()) return;
     const tensor_id outs[1] = {out};
-    const std::span<const tensor_id> in_ids(ids.data(), ids.size());
-    if constexpr (Level == 0) {
-      if (iter.elements() == 1 && on_host(e)) {
-        record(in_ids, outs, [&] { return make_arena_entry<scalar_entry<E>>(e, iter.rank(), gshape.rank(), inputs); });
-        return;
-      }
-    }
-    record(in_ids, outs, [&] { return std::make_shared<fused_entry<Level, E>>(e, iter, gshape, std::move(inputs)); });
+    record(std::span<const tensor_id>(ids.data(), ids.size()), outs,
+           [&] { return std::make_shared<fused_entry<Level, E>>(e, iter, gshape, std::move(inputs)); });
   }
 }
 
@@ -326,39 +326,55 @@ E thin_to_expr(const Thin& t, const tensor_id* ids, const std::uint8_t* ranks, s
 /// differentiating its own gradient, nested tapes), run() rebuilds the expression with tensors
 /// bearing the original ids and runs it as a fused entry, so higher orders get exactly what a
 /// fused entry gives them.
+/// Where a one-element expression's inputs stand: per leaf position its id, rank and input
+/// index; per distinct floating-point input (in order of first position) its id, dtype, rank.
+template <std::size_t L>
+struct scalar_layout {
+  static constexpr std::uint8_t no_input = 0xff;
+  std::array<tensor_id, L> ids{};
+  std::array<std::uint8_t, L> ranks{};
+  std::array<std::uint8_t, L> input_of{};  ///< per position: its input's index, or no_input
+  std::array<tensor_id, L> input_ids{};
+  std::array<dtype, L> types{};
+  std::array<std::uint8_t, L> input_ranks{};
+  std::uint8_t n_inputs = 0, iter_rank = 0, g_rank = 0;
+
+  template <class E>
+  scalar_layout(const E& e, std::size_t ir, std::size_t gr)
+      : iter_rank(static_cast<std::uint8_t>(ir)), g_rank(static_cast<std::uint8_t>(gr)) {
+    std::size_t p = 0;
+    expr::for_each_leaf(e, [&](const auto& l) {
+      using T = typename std::remove_cvref_t<decltype(l)>::value_type;
+      ids[p] = l.value.id();
+      ranks[p] = static_cast<std::uint8_t>(l.value.rank());
+      input_of[p] = no_input;
+      if constexpr (std::is_floating_point_v<T>) {
+        std::uint8_t k = 0;
+        while (k < n_inputs && input_ids[k] != ids[p]) ++k;
+        if (k == n_inputs) {
+          input_ids[k] = ids[p];
+          types[k] = dtype_of<T>();
+          input_ranks[k] = ranks[p];
+          ++n_inputs;
+        }
+        input_of[p] = k;
+      }
+      ++p;
+    });
+  }
+};
+
 template <class E>
 struct scalar_entry final : backward_fn {
   static constexpr std::size_t L = expr::leaf_count<E>::value;
   // Entries live in the entry arena, which never runs their destructors (Note [entry arena]).
   static_assert(std::is_trivially_destructible_v<typename thin_tree<E>::type>);
   using input_list = typename fused_entry<0, E>::input_list;
-  static constexpr std::uint8_t no_input = 0xff;
 
   typename thin_tree<E>::type e;
-  std::array<tensor_id, L> ids{};
-  std::array<std::uint8_t, L> ranks{};
-  std::array<std::uint8_t, L> input_of{};  ///< per position: its input's index, or no_input
-  std::array<dtype, L> types{};            ///< per input
-  std::array<std::uint8_t, L> input_ranks{};
-  std::uint8_t n_inputs, iter_rank, g_rank;
+  scalar_layout<L> at;
 
-  scalar_entry(const E& ex, std::size_t ir, std::size_t gr, const input_list& in)
-      : e(to_thin(ex)), n_inputs(static_cast<std::uint8_t>(in.size())), iter_rank(static_cast<std::uint8_t>(ir)),
-        g_rank(static_cast<std::uint8_t>(gr)) {
-    std::size_t p = 0;
-    expr::for_each_leaf(ex, [&](const auto& l) {
-      ids[p] = l.value.id();
-      ranks[p] = static_cast<std::uint8_t>(l.value.rank());
-      input_of[p] = no_input;
-      ++p;
-    });
-    for (std::size_t k = 0; k < in.size(); ++k) {
-      types[k] = in[k].type;
-      input_ranks[k] = static_cast<std::uint8_t>(in[k].shape.rank());
-      for (std::size_t q = 0; q < L; ++q)
-        if (in[k].on[q]) input_of[q] = static_cast<std::uint8_t>(k);
-    }
-  }
+  scalar_entry(const E& ex, const scalar_layout<L>& layout) : e(to_thin(ex)), at(layout) {}
 
   const char* name() const noexcept override {
     if constexpr (expression<E>) return E::op_type::name;
@@ -370,9 +386,9 @@ struct scalar_entry final : backward_fn {
                   std::span<std::optional<scalar_grad>> grads) override {
     using R = typename E::value_type;
     const auto pg = position_grads_as<E>(thin_to_literals<E>(e), expr::literal<R>{static_cast<R>(up.value)});
-    for (std::size_t k = 0; k < n_inputs; ++k) {
+    for (std::size_t k = 0; k < at.n_inputs; ++k) {
       if (!needed[k]) continue;
-      if (types[k] == dtype::float32) grads[k] = input_grad<float>(pg, k);
+      if (at.types[k] == dtype::float32) grads[k] = input_grad<float>(pg, k);
       else grads[k] = input_grad<double>(pg, k);
     }
   }
@@ -380,16 +396,16 @@ struct scalar_entry final : backward_fn {
   void run(std::span<const any_grad> upstream, std::span<const bool> needed, std::span<any_grad> grads) override {
     std::size_t p = 0;
     input_list in;
-    for (std::size_t k = 0; k < n_inputs; ++k) in.push_back({ones_shape(input_ranks[k]), types[k], on_flags(k)});
-    fused_entry<0, E> full(thin_to_expr<E>(e, ids.data(), ranks.data(), p), ones_shape(iter_rank),
-                           ones_shape(g_rank), std::move(in));
+    for (std::size_t k = 0; k < at.n_inputs; ++k) in.push_back({ones_shape(at.input_ranks[k]), at.types[k], on_flags(k)});
+    fused_entry<0, E> full(thin_to_expr<E>(e, at.ids.data(), at.ranks.data(), p), ones_shape(at.iter_rank),
+                           ones_shape(at.g_rank), std::move(in));
     full.run(upstream, needed, grads);
   }
 
  private:
   std::array<bool, L> on_flags(std::size_t k) const {
     std::array<bool, L> on{};
-    for (std::size_t q = 0; q < L; ++q) on[q] = input_of[q] == k;
+    for (std::size_t q = 0; q < L; ++q) on[q] = at.input_of[q] == k;
     return on;
   }
   template <class T, class PG>
@@ -401,10 +417,19 @@ struct scalar_entry final : backward_fn {
       const std::array<bool, L> on = on_flags(k);
       if (!has_gradient<T, PG>(on.data())) return std::nullopt;
       const T v = expr::point_value(gated_sum<T>(pg, on.data()));
-      return scalar_grad{static_cast<double>(v), dtype_of<T>(), input_ranks[k]};
+      return scalar_grad{static_cast<double>(v), dtype_of<T>(), at.input_ranks[k]};
     }
   }
 };
+/// Records a one-element host evaluation as a scalar entry (Note [scalar entries]).
+template <class E>
+void record_scalar(const E& e, std::size_t iter_rank, std::size_t g_rank, tensor_id out) {
+  const scalar_layout<expr::leaf_count<E>::value> layout(e, iter_rank, g_rank);
+  if (layout.n_inputs == 0) return;
+  const tensor_id outs[1] = {out};
+  record(std::span<const tensor_id>(layout.input_ids.data(), layout.n_inputs), outs,
+         [&] { return make_arena_entry<scalar_entry<E>>(e, layout); });
+}
 }  // namespace detail
 
 template <class T>
