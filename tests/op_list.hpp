@@ -48,6 +48,7 @@ inline std::vector<op_case> differentiable_ops() {
       unary("tan", [](T x) { return fg::tan(x); }, -1, 1),
       unary("tanh", [](T x) { return fg::tanh(x); }),
       unary("sigmoid", [](T x) { return fg::sigmoid(x); }),
+      unary("sigmoid_derivative", [](T x) { return fg::sigmoid_derivative(x); }),
       unary("softplus", [](T x) { return fg::softplus(x); }),
       unary("relu", [](T x) { return fg::relu(x); }, 0.1, 2),
       unary("relu_negative_side", [](T x) { return fg::relu(x); }, -2, -0.1),

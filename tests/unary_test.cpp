@@ -526,3 +526,17 @@ TEST_CASE("the SIMD path keeps zero's sign bit like the scalar path", "[unary][s
   CHECK(std::signbit(fg::tensor<double>(-batch_d(0.0)).data()[0]));
   CHECK_FALSE(std::signbit(fg::tensor<double>(-batch_d(-0.0)).data()[0]));
 }
+
+TEST_CASE("sigmoid_derivative is sigmoid(x) * (1 - sigmoid(x))", "[unary]") {
+  const fg::tensor<double> x = fg::linspace<double>(-10, 10, 201);
+  const fg::tensor<double> d = fg::sigmoid_derivative(x);
+  const fg::tensor<float> df = fg::sigmoid_derivative(fg::cast<float>(x));
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    const double v = x.data()[i];
+    const double s = 1 / (1 + std::exp(-v));
+    const double ref = s * (1 - s);  // the cancellation in 1 - s bounds the relative accuracy
+    INFO("x = " << v);
+    CHECK(std::abs(d.data()[i] - ref) <= 1e-11 * ref);
+    CHECK(std::abs(df.data()[i] - ref) <= 2e-3 * ref);
+  }
+}

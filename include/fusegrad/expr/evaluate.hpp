@@ -124,7 +124,10 @@ tensor<T> evaluate_to(const E& e, const fg::shape& out) {
     ++counters().passes;
     *r.buffer()->data = expr::point_value(e);
   } else {
-    run_elementwise(e, out, d, r.buffer()->data);
+    bool done = false;
+    if constexpr (Level >= 1)
+      if (d.is_cpu()) done = host::evaluate_host_aliased(e, out, r.buffer()->data);
+    if (!done) run_elementwise(e, out, d, r.buffer()->data);
   }
   if constexpr (std::is_floating_point_v<T>)
     if (recording()) record_fused<Level>(e, out, out, r.id());
@@ -230,7 +233,11 @@ struct fused_entry final : backward_fn {
     const auto* gp = std::get_if<tensor<R>>(&upstream[0]);
     if (!gp) return;
     tensor<R> g = gp->shape() == gshape ? *gp : reshape(*gp, gshape);
-    const auto pg = position_grads(e, expr::leaf<R>{g});
+    // A fused backward pass marks its upstream gradient (Note [aliased leaves]).
+    const auto pg = [&] {
+      if constexpr (Level + 1 <= fused_levels) return position_grads(e, expr::node<ops::upstream_op, expr::leaf<R>>(ops::upstream_op{}, expr::leaf<R>{g}));
+      else return position_grads(e, expr::leaf<R>{g});
+    }();
     for (std::size_t k = 0; k < inputs.size(); ++k) {
       if (!needed[k]) continue;
       if (inputs[k].type == dtype::float32) grads[k] = input_grad<float>(pg, inputs[k]);

@@ -20,6 +20,10 @@ struct node_base {};
 template <class E>
 concept expression = std::derived_from<std::remove_cvref_t<E>, expr::node_base>;
 
+namespace ops {
+struct upstream_op;  // expr/gradient.hpp: marks the upstream gradient in a backward expression
+}
+
 namespace detail {
 /// A fresh tensor identity. Note [tensor ids]: ids are what tapes watch; copies of a tensor
 /// share its id, every evaluation makes a new one, and a variable keeps one id for all its values.

@@ -25,6 +25,16 @@ struct gate_op : detail::op_traits {
     return expr::node<gate_op, detail::operand_t<G>>(*this, detail::to_operand(g));
   }
 };
+
+/// Marks the upstream gradient inside a fused backward expression; passes it through. Leaves
+/// outside such markers are the recorded expression's own, which lets the host evaluator see
+/// when they all read one buffer (Note [aliased leaves], eval/host.hpp).
+struct upstream_op : detail::op_traits {
+  static constexpr const char* name = "upstream";
+  static constexpr bool arithmetic_only = false;
+  template <class V> FG_HD V operator()(V x) const { return x; }
+  template <std::size_t, class G, class X> static G vjp(const G& g, const X&) { return g; }
+};
 }  // namespace ops
 
 namespace detail {

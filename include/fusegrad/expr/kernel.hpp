@@ -24,6 +24,14 @@ struct leaf_kernel {
   template <class A> FG_HD auto eval(const A& a) const { return a.load(*this); }
 };
 
+/// A leaf that reads the one buffer all aliased leaves of its kernel read, through the access's
+/// alias pointer (Note [aliased leaves], eval/host.hpp): every such leaf loads the same address,
+/// so the compiler merges the loads and the computations repeated on them.
+template <class T>
+struct alias_kernel {
+  template <class A> FG_HD auto eval(const A& a) const { return a.template load_alias<T>(); }
+};
+
 template <class T>
 struct literal_kernel {
   T value;
@@ -78,6 +86,7 @@ auto make_kernel(const node<Op, A...>& n, const fg::shape& out) {
 /// Applies f to every leaf kernel inside k (used to set up flat and row access).
 template <class T, class F> void for_each_leaf_kernel(leaf_kernel<T>& k, F&& f) { f(k); }
 template <class T, class F> void for_each_leaf_kernel(literal_kernel<T>&, F&&) {}
+template <class T, class F> void for_each_leaf_kernel(alias_kernel<T>&, F&&) {}
 template <class Op, class... K, class F>
 void for_each_leaf_kernel(node_kernel<Op, K...>& k, F&& f) {
   [&]<std::size_t... I>(std::index_sequence<I...>) {
@@ -97,7 +106,9 @@ auto point_value(const E& e) {
 /// Scalar access at flat element i (every leaf walks with the output or is broadcast whole).
 struct flat_access {
   index_t i;
+  const void* alias = nullptr;  ///< the buffer alias_kernel leaves read
   template <class T> FG_HD T load(const leaf_kernel<T>& k) const { return k.ptr[i * k.step]; }
+  template <class T> FG_HD T load_alias() const { return static_cast<const T*>(alias)[i]; }
   template <class T> FG_HD T broadcast(T v) const { return v; }
 };
 

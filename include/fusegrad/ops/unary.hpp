@@ -113,7 +113,20 @@ struct tanh_op : float_op {
 struct sigmoid_op : float_op {
   static constexpr const char* name = "sigmoid";
   template <class V> FG_HD V operator()(V x) const { using std::exp; return V(1) / (V(1) + exp(-x)); }
-  template <std::size_t, class G, class X> static auto vjp(const G& g, const X& x) { return g * sigmoid(x) * (1 - sigmoid(x)); }
+  template <std::size_t, class G, class X> static auto vjp(const G& g, const X& x) { return g * sigmoid_derivative(x); }
+};
+// sigmoid's derivative s (1 - s) as one op: one exponential per element where the composite
+// sigmoid(x) * (1 - sigmoid(x)) takes two (backward passes recompute it for every element).
+struct sigmoid_derivative_op : float_op {
+  static constexpr const char* name = "sigmoid_derivative";
+  template <class V> FG_HD V operator()(V x) const {
+    using std::exp;
+    const V s = V(1) / (V(1) + exp(-x));
+    return s * (V(1) - s);
+  }
+  template <std::size_t, class G, class X> static auto vjp(const G& g, const X& x) {
+    return g * sigmoid_derivative(x) * (1 - 2 * sigmoid(x));
+  }
 };
 // softplus is a primitive, not log1p(exp(-|x|)) + max(x, 0) from primitives: the composite's
 // derivative at 0 would depend on the tie rules of abs and maximum (giving 1, not 0.5).
@@ -193,6 +206,8 @@ template <tensor_like X> auto tan(const X& x) { return detail::make_unary<ops::t
 template <tensor_like X> auto tanh(const X& x) { return detail::make_unary<ops::tanh_op>(x); }
 /// 1 / (1 + e^-x).
 template <tensor_like X> auto sigmoid(const X& x) { return detail::make_unary<ops::sigmoid_op>(x); }
+/// sigmoid(x) * (1 - sigmoid(x)), the derivative of sigmoid, with one exponential.
+template <tensor_like X> auto sigmoid_derivative(const X& x) { return detail::make_unary<ops::sigmoid_derivative_op>(x); }
 /// log(1 + e^x), computed without overflow.
 template <tensor_like X> auto softplus(const X& x) { return detail::make_unary<ops::softplus_op>(x); }
 /// max(x, 0).
