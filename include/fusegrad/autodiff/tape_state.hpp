@@ -170,13 +170,19 @@ struct entry_arena {
   std::size_t used = 0;
 };
 
+/// This thread's arena, shared by every entry type.
+inline entry_arena& thread_entry_arena() {
+  thread_local entry_arena a;
+  return a;
+}
+
 /// Makes a backward function of type Entry in this thread's entry arena.
 template <class Entry, class... Args>
 std::shared_ptr<backward_fn> make_arena_entry(Args&&... args) {
   constexpr std::size_t align = alignof(std::max_align_t);
   constexpr std::size_t size = (sizeof(Entry) + align - 1) / align * align;
   static_assert(alignof(Entry) <= align && size <= entry_block_bytes / 64);
-  thread_local entry_arena a;
+  entry_arena& a = thread_entry_arena();
   if (!a.block || a.used + size > entry_block_bytes) {
     a.block = std::shared_ptr<std::byte>(static_cast<std::byte*>(host_allocate(entry_block_bytes)),
                                          [](std::byte* p) { host_release(p, entry_block_bytes); });
