@@ -4,9 +4,11 @@
 #include <catch2/catch.hpp>
 #include <fusegrad/autodiff/id_table.hpp>
 
+#include <algorithm>
 #include <random>
 #include <unordered_map>
 #include <unordered_set>
+#include <vector>
 
 namespace {
 fg::tensor_id draw(std::mt19937_64& rng, int kind) {
@@ -74,4 +76,41 @@ TEST_CASE("id_set inserts once, never finds id 0, and clears", "[id_table]") {
   REQUIRE(s.empty());
   REQUIRE_FALSE(s.contains(7));
   REQUIRE(s.insert(7));
+}
+
+TEST_CASE("slot_map finds what was stored, across pages and page-cache collisions", "[id_table]") {
+  fg::detail::slot_map m;
+  using fg::detail::slot_map;
+  REQUIRE(m.find(1) == slot_map::none);
+  std::unordered_map<fg::tensor_id, std::uint32_t> ref;
+  std::mt19937_64 rng(12345);
+  std::uint32_t next = 0;
+  // Runs of consecutive ids (as a thread hands them out), ids 16 pages apart (they share a
+  // place in the cache of recent pages), and ids scattered over a wide range.
+  std::vector<fg::tensor_id> ids;
+  for (fg::tensor_id i = 1; i < 3000; ++i) ids.push_back(i);
+  for (fg::tensor_id i = 0; i < 64; ++i) ids.push_back(100000 + i * 16 * 256 + 5);
+  for (int i = 0; i < 2000; ++i) ids.push_back(1 + rng() % (fg::tensor_id{1} << 40));
+  std::shuffle(ids.begin(), ids.end(), rng);
+  for (fg::tensor_id id : ids) {
+    std::uint32_t& s = m.at(id);
+    const auto it = ref.find(id);
+    if (it == ref.end()) {
+      REQUIRE(s == slot_map::none);
+      s = next;
+      ref[id] = next++;
+    } else {
+      REQUIRE(s == it->second);
+    }
+    // Reading an old id between two new ones moves the cached pages around.
+    const fg::tensor_id probe = ids[rng() % ids.size()];
+    const auto p = ref.find(probe);
+    REQUIRE(m.find(probe) == (p == ref.end() ? slot_map::none : p->second));
+  }
+  for (const auto& [id, s] : ref) REQUIRE(m.find(id) == s);
+  REQUIRE(m.find(3000) == slot_map::none);  // on a page that exists, never stored
+  m.clear();
+  for (const auto& [id, s] : ref) REQUIRE(m.find(id) == slot_map::none);
+  m.at(7) = 3;
+  REQUIRE(m.find(7) == 3);
 }

@@ -83,6 +83,91 @@ inline void accumulate(grad_value& acc, grad_value&& g) {
       at);
   acc = from_tensor_grad(std::move(at));
 }
+
+/// Note [gradient store]: the backward walk's gradients, by tape slot (Note [tape slots]).
+/// Numbers (scalar_grad) sit in one flat array, 16 bytes a slot; any other gradient (a tensor,
+/// or a number that met a tensor) in a table keyed by slot. Entries are walked in reverse
+/// recording order, so when the walk reaches an entry, every entry that read its outputs has
+/// already run: their gradients are complete and are taken out, and the store holds only the
+/// gradients still flowing (and the sources', which are the answer).
+class grad_store {
+ public:
+  enum class kind : std::uint8_t { none, number, other };
+
+  explicit grad_store(std::size_t slots) : cells_(slots) {}
+
+  kind at(std::uint32_t s) const noexcept { return cells_[s].k; }
+  const scalar_grad& number(std::uint32_t s) const noexcept { return cells_[s].g; }
+  /// The gradient of a slot holding kind::other.
+  const grad_value& other(std::uint32_t s) const noexcept { return *table_.find(key(s)); }
+
+  /// Slot s's gradient (monostate when none), left in place.
+  grad_value get(std::uint32_t s) const {
+    switch (cells_[s].k) {
+      case kind::number: return cells_[s].g;
+      case kind::other: return other(s);
+      default: return {};
+    }
+  }
+  /// Slot s's gradient, taken out.
+  grad_value take(std::uint32_t s) {
+    grad_value v;
+    if (cells_[s].k == kind::number) {
+      v = cells_[s].g;
+    } else if (cells_[s].k == kind::other) {
+      v = std::move(*table_.find(key(s)));
+      table_.erase(key(s));
+    }
+    cells_[s].k = kind::none;
+    return v;
+  }
+  void clear(std::uint32_t s) {
+    if (cells_[s].k == kind::other) table_.erase(key(s));
+    cells_[s].k = kind::none;
+  }
+  /// Sets slot s's gradient.
+  void put(std::uint32_t s, grad_value&& v) {
+    if (const auto* n = std::get_if<scalar_grad>(&v)) {
+      const scalar_grad g = *n;
+      clear(s);
+      cells_[s] = {g, kind::number};
+    } else if (std::holds_alternative<std::monostate>(v)) {
+      clear(s);
+    } else {
+      table_[key(s)] = std::move(v);
+      cells_[s].k = kind::other;
+    }
+  }
+  /// Adds g into slot s's gradient; numbers of one type add as numbers (Note [scalar entries]).
+  void add(std::uint32_t s, const scalar_grad& g) {
+    cell& c = cells_[s];
+    if (c.k == kind::none) {
+      c = {g, kind::number};
+    } else if (c.k == kind::number && c.g.type == g.type) {
+      if (g.type == dtype::float32) c.g.value = static_cast<float>(c.g.value) + static_cast<float>(g.value);
+      else c.g.value += g.value;
+    } else {
+      add(s, grad_value(g));
+    }
+  }
+  void add(std::uint32_t s, grad_value&& g) {
+    if (std::holds_alternative<std::monostate>(g)) return;
+    if (cells_[s].k == kind::none) return put(s, std::move(g));
+    grad_value acc = take(s);
+    accumulate(acc, std::move(g));
+    put(s, std::move(acc));
+  }
+
+ private:
+  struct cell {
+    scalar_grad g;
+    kind k = kind::none;
+  };
+  static tensor_id key(std::uint32_t s) noexcept { return tensor_id{s} + 1; }  // table keys are nonzero
+
+  std::vector<cell, host_allocator<cell>> cells_;
+  id_map<grad_value> table_;
+};
 }  // namespace detail
 
 /// What gradient() returns for a source the target does not depend on.
@@ -120,7 +205,7 @@ class gradient_tape {
       warn_integer_watch();
     } else {
       FG_CHECK(x.defined(), value_error, "gradient_tape::watch: the tensor is undefined");
-      state_.tracked.insert(x.id());
+      state_.track(x.id());
     }
   }
   /// Makes the tape track a variable (also when watch_accessed_variables is false).
@@ -147,8 +232,7 @@ class gradient_tape {
   /// Forgets everything recorded and watched; the tape keeps recording.
   void reset() {
     check_thread("reset");
-    state_.clear_entries();
-    state_.tracked.clear();
+    state_.clear();
     state_.variables.clear();
     state_.used = false;
   }
@@ -249,32 +333,41 @@ class gradient_tape {
     }
   }
 
-  /// The upstream gradient as a number when fn may run on numbers: fn has a scalar path, one
-  /// output whose gradient is a one-element host value, and no tape tracks what the step
-  /// reads, so nothing of it would be recorded (Note [scalar entries]).
-  static std::optional<detail::scalar_grad> scalar_upstream(const detail::backward_fn& fn,
-                                                            const detail::grad_value& up,
-                                                            std::span<const tensor_id> ins) {
-    if (!fn.has_scalar_path()) return std::nullopt;
-    std::optional<detail::scalar_grad> s;
+  /// Slot s's gradient as a number when fn may run on numbers: fn has a scalar path, its one
+  /// output's gradient is a one-element host value, and no tape tracks what the step reads,
+  /// so nothing of it would be recorded (Note [scalar entries]).
+  /// `others_record`: some tape on this thread records now.
+  std::optional<detail::scalar_grad> scalar_upstream(const detail::backward_fn& fn, const detail::grad_store& grads,
+                                                     std::uint32_t s, std::span<const std::uint32_t> ins,
+                                                     bool others_record) const {
+    using kind = detail::grad_store::kind;
+    if (!fn.has_scalar_path() || grads.at(s) == kind::none) return std::nullopt;
+    if (grads.at(s) == kind::number && !others_record) return grads.number(s);
+    std::optional<detail::scalar_grad> v;
     tensor_id gid = 0;
-    std::visit(
-        [&](const auto& g) {
-          using G = std::decay_t<decltype(g)>;
-          if constexpr (std::is_same_v<G, detail::scalar_grad>) {
-            s = g;
-          } else if constexpr (!std::is_same_v<G, std::monostate>) {
-            if (g.size() == 1 && g.device().is_cpu()) {
-              s = detail::scalar_grad{static_cast<double>(*g.data()), g.dtype(), static_cast<std::uint8_t>(g.rank())};
-              gid = g.id();
+    if (grads.at(s) == kind::number) {
+      v = grads.number(s);
+    } else {
+      std::visit(
+          [&](const auto& g) {
+            using G = std::decay_t<decltype(g)>;
+            if constexpr (std::is_same_v<G, tensor<float>> || std::is_same_v<G, tensor<double>>) {
+              if (g.size() == 1 && g.device().is_cpu()) {
+                v = detail::scalar_grad{static_cast<double>(*g.data()), g.dtype(), static_cast<std::uint8_t>(g.rank())};
+                gid = g.id();
+              }
             }
-          }
-        },
-        up);
-    if (!s) return std::nullopt;
-    if (detail::any_tape_tracks(ins)) return std::nullopt;
+          },
+          grads.other(s));
+    }
+    if (!v || !others_record) return v;
+    // Some tape records now: the step runs on tensors if one tracks what it reads.
+    for (std::uint32_t in : ins) {
+      const tensor_id id = state_.slot_ids[in];
+      if (detail::any_tape_tracks(std::span<const tensor_id>(&id, 1))) return std::nullopt;
+    }
     if (gid != 0 && detail::any_tape_tracks(std::span<const tensor_id>(&gid, 1))) return std::nullopt;
-    return s;
+    return v;
   }
 
   template <class Y>
@@ -318,122 +411,111 @@ std::vector<gradient_tape::result> gradient_tape::gradient_impl(const Y& target_
       bool release;
       ~restore() {
         s.paused = paused;
-        if (release) {
-          s.clear_entries();
-          s.tracked.clear();
-        }
+        if (release) s.clear();
       }
     } restore_guard{state_, was_paused, !persistent};
     state_.used = true;
 
+    // Slots of the sources and the target (Note [tape slots]); ones the tape has not seen get
+    // untracked slots.
+    std::vector<std::uint32_t> src_slot(sources.size());
+    for (std::size_t s = 0; s < sources.size(); ++s) src_slot[s] = state_.slot_for(sources[s].id);
+    const std::uint32_t target_slot = state_.slot_for(target.id());
+    const std::size_t n = state_.entries.size(), n_slots = state_.slot_ids.size();
+
     // Entries that lead from a source to the target (forward pass over the recording).
-    const std::size_t n = state_.entries.size();
     // Sources the tape never watched (nor computed) get no gradient, as in TensorFlow, even
     // when a recorded op read them next to a watched input.
-    detail::id_set reach;
-    reach.reserve(n + sources.size());
-    for (const auto& s : sources)
-      if (state_.tracks(s.id)) reach.insert(s.id);
-    std::vector<char, detail::host_allocator<char>> useful(n, 0);
+    std::vector<char, detail::host_allocator<char>> reach(n_slots, 0), useful(n, 0);
+    for (std::uint32_t s : src_slot)
+      if (state_.tracked[s]) reach[s] = 1;
     for (std::size_t i = 0; i < n; ++i) {
       const auto& e = state_.entries[i];
       if (!e.fn) continue;
       const auto ins = state_.inputs(e);
-      if (std::any_of(ins.begin(), ins.end(), [&](tensor_id id) { return reach.contains(id); })) {
+      if (std::any_of(ins.begin(), ins.end(), [&](std::uint32_t s) { return reach[s]; })) {
         useful[i] = 1;
-        for (tensor_id o : state_.outputs(e)) reach.insert(o);
+        for (std::uint32_t o : state_.outputs(e)) reach[o] = 1;
       }
     }
-    // Note [gradient map]: gradients by tensor id. Entries are in recording order, so when the
-    // walk reaches an entry, every entry that read its outputs has already run: their
-    // gradients are complete and are moved out of the map, which so holds only the gradients
-    // still flowing (and the sources', which are the answer).
-    detail::id_map<detail::grad_value> grads;
+    detail::grad_store grads(n_slots);
     if (!out_grad && target.size() == 1 && target.device().is_cpu())
-      grads[target.id()] = detail::scalar_grad{1.0, dtype_of<R>(), static_cast<std::uint8_t>(target.rank())};
+      grads.put(target_slot, detail::scalar_grad{1.0, dtype_of<R>(), static_cast<std::uint8_t>(target.rank())});
     else
-      grads[target.id()] = out_grad ? tensor<R>(*out_grad) : tensor<R>(fg::fill_like(target, R(1)));
-    const auto is_source = [&](tensor_id id) {
-      return std::any_of(sources.begin(), sources.end(), [&](const source& s) { return s.id == id; });
-    };
-    std::vector<detail::grad_value> up, out;
-    std::vector<detail::any_grad> up_t, out_t;
-    std::vector<tensor_id> ids_copy;
-    std::vector<std::optional<detail::scalar_grad>> out_s;
+      grads.put(target_slot, out_grad ? tensor<R>(*out_grad) : tensor<R>(fg::fill_like(target, R(1))));
+    const auto is_source = [&](std::uint32_t slot) { return std::find(src_slot.begin(), src_slot.end(), slot) != src_slot.end(); };
+    // The gradient of an output that is also a source stays in the store: it is the answer.
+    const auto upstream_of = [&](std::uint32_t slot) { return is_source(slot) ? grads.get(slot) : grads.take(slot); };
+    // Per input of the entry being run: whether its gradient is needed.
     std::unique_ptr<bool[]> need;
     std::size_t need_capacity = 0;
-    for (std::size_t i = n; i-- > 0;) {
-      if (!useful[i]) continue;
-      // A persistent tape records its own backward pass, which may append entries and move
-      // this one: copy what is needed. A consumed tape appends nothing; its entry gives up the
-      // backward function, whose saved tensors go when this step is done.
-      detail::tape_entry& entry = state_.entries[i];
-      const std::shared_ptr<detail::backward_fn> fn = persistent ? entry.fn : std::move(entry.fn);
-      std::span<const tensor_id> ins = state_.inputs(entry), outs = state_.outputs(entry);
-      // Note [scalar entries]: numbers in, numbers out, no tensors and no variants.
-      if (outs.size() == 1 && fn->has_scalar_path()) {
-        detail::grad_value* g = grads.find(outs[0]);
-        if (!g || std::holds_alternative<std::monostate>(*g)) continue;
-        if (const std::optional<detail::scalar_grad> s = scalar_upstream(*fn, *g, ins)) {
-          if (!is_source(outs[0])) grads.erase(outs[0]);
-          if (ins.size() > need_capacity) {
-            need_capacity = std::max<std::size_t>(ins.size(), 8);
-            need.reset(new bool[need_capacity]);
-          }
-          for (std::size_t k = 0; k < ins.size(); ++k) need[k] = reach.contains(ins[k]);
-          out_s.assign(ins.size(), std::nullopt);
-          fn->run_scalar(*s, std::span<const bool>(need.get(), ins.size()), out_s);
-          for (std::size_t k = 0; k < ins.size(); ++k)
-            if (out_s[k]) detail::accumulate(grads[ins[k]], *out_s[k]);
-          continue;
-        }
-      }
-      if (persistent) {
-        ids_copy.assign(ins.begin(), ins.end());
-        ids_copy.insert(ids_copy.end(), outs.begin(), outs.end());
-        ins = {ids_copy.data(), ins.size()};
-        outs = {ids_copy.data() + ins.size(), outs.size()};
-      }
-      up.assign(outs.size(), {});
-      bool any = false;
-      for (std::size_t k = 0; k < outs.size(); ++k) {
-        if (detail::grad_value* g = grads.find(outs[k])) {
-          any = any || !std::holds_alternative<std::monostate>(*g);
-          if (is_source(outs[k])) {
-            up[k] = *g;
-          } else {
-            up[k] = std::move(*g);
-            grads.erase(outs[k]);
-          }
-        }
-      }
-      if (!any) continue;
+    const auto needed_of = [&](std::span<const std::uint32_t> ins) {
       if (ins.size() > need_capacity) {
         need_capacity = std::max<std::size_t>(ins.size(), 8);
         need.reset(new bool[need_capacity]);
       }
-      for (std::size_t k = 0; k < ins.size(); ++k) need[k] = reach.contains(ins[k]);
-      const std::span<const bool> needed(need.get(), ins.size());
+      for (std::size_t k = 0; k < ins.size(); ++k) need[k] = reach[ins[k]];
+      return std::span<const bool>(need.get(), ins.size());
+    };
+    std::vector<detail::any_grad> up, out;
+    std::vector<std::uint32_t> slots_copy;
+    std::unique_ptr<std::optional<detail::scalar_grad>[]> out_s;
+    std::size_t out_s_capacity = 0;
+    // Tapes on this thread that record the walk's steps (the same through the walk: a backward
+    // function's own tapes are gone when it returns).
+    const bool others_record = detail::recording();
+    for (std::size_t i = n; i-- > 0;) {
+      if (!useful[i]) continue;
+      detail::tape_entry& entry = state_.entries[i];
+      std::span<const std::uint32_t> ins = state_.inputs(entry), outs = state_.outputs(entry);
+      // Note [scalar entries]: numbers in, numbers out, no tensors and no variants; nothing is
+      // recorded, so the entry stays where it is.
+      if (outs.size() == 1) {
+        if (grads.at(outs[0]) == detail::grad_store::kind::none) continue;
+        detail::backward_fn* const fn = entry.fn.get();
+        if (const std::optional<detail::scalar_grad> s = scalar_upstream(*fn, grads, outs[0], ins, others_record)) {
+          if (!is_source(outs[0])) grads.clear(outs[0]);
+          if (ins.size() > out_s_capacity) {
+            out_s_capacity = std::max<std::size_t>(ins.size(), 8);
+            out_s.reset(new std::optional<detail::scalar_grad>[out_s_capacity]);
+          }
+          std::fill(out_s.get(), out_s.get() + ins.size(), std::nullopt);
+          fn->run_scalar(*s, needed_of(ins), std::span(out_s.get(), ins.size()));
+          for (std::size_t k = 0; k < ins.size(); ++k)
+            if (out_s[k]) grads.add(ins[k], *out_s[k]);
+          continue;
+        }
+      }
+      // A persistent tape records its own backward pass, which may append entries and move
+      // this one: copy what is needed. A consumed tape appends nothing; its entry gives up the
+      // backward function, whose saved tensors go when this step is done.
+      const std::shared_ptr<detail::backward_fn> fn = persistent ? entry.fn : std::move(entry.fn);
+      if (persistent) {
+        slots_copy.assign(ins.begin(), ins.end());
+        slots_copy.insert(slots_copy.end(), outs.begin(), outs.end());
+        ins = {slots_copy.data(), ins.size()};
+        outs = {slots_copy.data() + ins.size(), outs.size()};
+      }
+      bool any = false;
+      for (std::uint32_t o : outs) any = any || grads.at(o) != detail::grad_store::kind::none;
+      if (!any) continue;
+      up.clear();
+      for (std::uint32_t o : outs) up.push_back(detail::to_tensor_grad(upstream_of(o)));
+      const std::span<const bool> needed = needed_of(ins);
       out.assign(ins.size(), {});
       try {
-        up_t.clear();
-        for (auto& g : up) up_t.push_back(detail::to_tensor_grad(std::move(g)));
-        out_t.assign(ins.size(), {});
-        fn->run(up_t, needed, out_t);
-        for (std::size_t k = 0; k < ins.size(); ++k) out[k] = detail::from_tensor_grad(std::move(out_t[k]));
+        fn->run(up, needed, out);
       } catch (const tape_error&) {
         throw;
       } catch (const std::invalid_argument& ex) {
         throw shape_error(detail::cat("gradient_tape::gradient: the backward function of '", fn->name(),
                                       "' failed: ", ex.what()));
       }
-      for (std::size_t k = 0; k < ins.size(); ++k)
-        if (!std::holds_alternative<std::monostate>(out[k])) detail::accumulate(grads[ins[k]], std::move(out[k]));
+      for (std::size_t k = 0; k < ins.size(); ++k) grads.add(ins[k], detail::from_tensor_grad(std::move(out[k])));
     }
-    for (std::size_t s = 0; s < sources.size(); ++s) {
-      detail::grad_value* g = grads.find(sources[s].id);
-      if (g && reach.contains(sources[s].id)) results[s].g = detail::to_tensor_grad(detail::grad_value(*g), &sources[s].shape);
-    }
+    for (std::size_t s = 0; s < sources.size(); ++s)
+      if (reach[src_slot[s]] && grads.at(src_slot[s]) != detail::grad_store::kind::none)
+        results[s].g = detail::to_tensor_grad(grads.get(src_slot[s]), &sources[s].shape);
   }
   if (!state_.persistent) state_.used = true;
   for (std::size_t s = 0; s < sources.size(); ++s) {

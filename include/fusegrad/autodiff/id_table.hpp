@@ -12,6 +12,9 @@
 #include <memory>
 #include <type_traits>
 #include <utility>
+#include <vector>
+#include <algorithm>
+#include <array>
 
 #include "../core/config.hpp"
 #include "../core/host_allocator.hpp"
@@ -58,6 +61,12 @@ class id_table {
     requires(!std::is_void_v<W>)
   W* find(tensor_id id) noexcept {
     slot* s = find_slot(id);
+    return s ? &s->value : nullptr;
+  }
+  template <class W = V>
+    requires(!std::is_void_v<W>)
+  const W* find(tensor_id id) const noexcept {
+    const slot* s = find_slot(id);
     return s ? &s->value : nullptr;
   }
   /// The value for id, default-made when id is new.
@@ -158,6 +167,72 @@ class id_table {
   slot_array slots_;
   std::size_t capacity_ = 0;
   std::size_t size_ = 0;
+};
+
+/// Note [slot pages]: a tape's map from tensor ids to its slots (Note [tape slots]). Threads
+/// hand out ids in increasing order, in blocks, so the ids one tape sees cluster: the map is a
+/// two-level array, pages of 256 slots for 256 consecutive ids, found through an id_table keyed
+/// by id / 256, with the pages last used remembered in a small direct-mapped cache (an op
+/// reads recent results and long-lived constants: a few pages at a time). Finding or adding
+/// an id is then an index into an array, and growing never moves what is stored; a page costs
+/// 1 KiB.
+class slot_map {
+ public:
+  static constexpr std::uint32_t none = UINT32_MAX;
+
+  /// id's slot, or none.
+  std::uint32_t find(tensor_id id) const noexcept {
+    const std::uint32_t* p = page_of(id >> page_bits);
+    return p ? p[id & page_mask] : none;
+  }
+  /// Where id's slot is kept (none when id has none yet); adds id's page when missing.
+  std::uint32_t& at(tensor_id id) {
+    const tensor_id key = id >> page_bits;
+    std::uint32_t* p = page_of(key);
+    if (!p) p = add_page(key);
+    return p[id & page_mask];
+  }
+  void clear() noexcept {
+    pages_.clear();
+    index_.clear();
+    cache_.fill({});
+  }
+
+ private:
+  static constexpr unsigned page_bits = 8;
+  static constexpr tensor_id page_mask = (tensor_id{1} << page_bits) - 1;
+  static constexpr tensor_id no_key = ~tensor_id{0};
+  struct page_deleter {
+    void operator()(std::uint32_t* p) const noexcept { host_release(p, page_bytes()); }
+  };
+  static constexpr std::size_t page_bytes() { return (std::size_t{1} << page_bits) * sizeof(std::uint32_t); }
+
+  std::uint32_t* page_of(tensor_id key) const noexcept {
+    cached& c = cache_[key % cache_size];
+    if (c.key == key) return c.page;
+    const std::uint32_t* i = index_.find(key + 1);  // id_table keys are nonzero
+    if (!i) return nullptr;
+    c = {key, pages_[*i].get()};
+    return c.page;
+  }
+  std::uint32_t* add_page(tensor_id key) {
+    std::unique_ptr<std::uint32_t, page_deleter> p(static_cast<std::uint32_t*>(host_allocate(page_bytes())));
+    std::fill(p.get(), p.get() + (std::size_t{1} << page_bits), none);
+    pages_.reserve(pages_.size() + 1);
+    index_[key + 1] = static_cast<std::uint32_t>(pages_.size());
+    pages_.push_back(std::move(p));  // cannot throw: reserved
+    cache_[key % cache_size] = {key, pages_.back().get()};
+    return pages_.back().get();
+  }
+
+  std::vector<std::unique_ptr<std::uint32_t, page_deleter>> pages_;
+  id_table<std::uint32_t> index_;  ///< id / 256 + 1 -> index into pages_
+  static constexpr std::size_t cache_size = 16;
+  struct cached {
+    tensor_id key = no_key;
+    std::uint32_t* page = nullptr;
+  };
+  mutable std::array<cached, cache_size> cache_{};
 };
 
 /// A set of tensor ids.

@@ -23,8 +23,7 @@ struct jacobian_scope {
     s.paused = paused;
     if (!persistent) {
       s.used = true;
-      s.entries.clear();
-      s.tracked.clear();
+      s.clear();
     }
   }
 };

@@ -2,9 +2,9 @@
 /// \file What evaluators need from gradient tapes: the thread's tape stack, tape entries and
 /// the recording call. The public fg::gradient_tape (gradient_tape.hpp) owns a tape_state.
 /// Note [tape recording]: an evaluation whose differentiable inputs a live tape tracks adds
-/// ONE entry to that tape: the ids of those inputs, the ids of its outputs, and a type-erased
-/// backward function. Tapes that track none of the inputs record nothing and pay one lookup
-/// per input. The same entry object is shared by every tape that records it.
+/// ONE entry to that tape: the slots (Note [tape slots]) of those inputs and of its outputs,
+/// and a type-erased backward function. Tapes that track none of the inputs record nothing and
+/// pay one lookup per input. The same entry object is shared by every tape that records it.
 
 #include <algorithm>
 #include <cstddef>
@@ -61,8 +61,8 @@ struct backward_fn {
   }
 };
 
-/// One recorded evaluation; its input ids, then its output ids, are stored in the tape's
-/// `ids` from `first` on (one flat array, so recording allocates nothing per entry for them).
+/// One recorded evaluation; its input slots, then its output slots, are stored in the tape's
+/// `slots` from `first` on (one flat array, so recording allocates nothing per entry for them).
 struct tape_entry {
   std::shared_ptr<backward_fn> fn;  ///< reset once a non-persistent tape has run it
   std::uint32_t first;
@@ -76,40 +76,98 @@ struct watched_variable {
   dtype type;
 };
 
+/// Note [tape slots]: a tape numbers the tensors it knows (watched, or read or written by a
+/// recorded entry) 0, 1, 2... in order of first sight, and its entries store these slots, not
+/// ids. gradient() so keeps reachability and gradients in flat arrays indexed by slot (Note
+/// [gradient store]): the id table is consulted while recording, to find an input's slot,
+/// and for the target and the sources, never per entry in the backward walk. A slot is
+/// tracked when its tensor is watched or written by a recorded entry; a slot read next to a
+/// tracked input but never tracked itself gets no gradient.
 struct tape_state {
+  static constexpr std::uint32_t no_slot = slot_map::none;
+
   // Large and regrown in every step of a training loop: from the buffer cache.
   std::vector<tape_entry, host_allocator<tape_entry>> entries;
-  std::vector<tensor_id, host_allocator<tensor_id>> ids;  ///< the entries' input and output ids
-  id_set tracked;                             ///< watched ids and outputs of recorded entries
-  std::vector<watched_variable> variables; ///< in order of first watch
+  std::vector<std::uint32_t, host_allocator<std::uint32_t>> slots;  ///< the entries' input and output slots
+  slot_map slot_of;                                                 ///< id -> slot
+  std::vector<tensor_id, host_allocator<tensor_id>> slot_ids;       ///< slot -> id
+  std::vector<std::uint8_t, host_allocator<std::uint8_t>> tracked;  ///< per slot: 1 when tracked
+  std::vector<watched_variable> variables;  ///< in order of first watch
   bool persistent = false;
   bool watch_accessed_variables = true;
   bool paused = false;
   bool used = false;
   std::thread::id owner = std::this_thread::get_id();
 
-  bool tracks(tensor_id id) const noexcept { return tracked.contains(id); }
-  std::span<const tensor_id> inputs(const tape_entry& e) const noexcept { return {ids.data() + e.first, e.n_in}; }
-  std::span<const tensor_id> outputs(const tape_entry& e) const noexcept {
-    return {ids.data() + e.first + e.n_in, e.n_out};
+  /// The slot of id, or no_slot.
+  std::uint32_t find(tensor_id id) const noexcept { return slot_of.find(id); }
+  bool tracks(tensor_id id) const noexcept {
+    const std::uint32_t s = find(id);
+    return s != no_slot && tracked[s];
   }
-  /// Adds an entry and tracks its outputs.
-  void append(std::shared_ptr<backward_fn> fn, std::span<const tensor_id> in, std::span<const tensor_id> out) {
-    FG_CHECK(ids.size() + in.size() + out.size() <= UINT32_MAX && in.size() <= UINT16_MAX && out.size() <= UINT16_MAX,
+  /// The slot of id, made (untracked) when the tape has not seen id.
+  std::uint32_t slot_for(tensor_id id) {
+    std::uint32_t& slot = slot_of.at(id);
+    if (slot == no_slot) {
+      const auto s = static_cast<std::uint32_t>(slot_ids.size());
+      try {
+        slot_ids.push_back(id);
+        tracked.push_back(0);
+      } catch (...) {
+        slot_ids.resize(s);
+        throw;
+      }
+      slot = s;
+    }
+    return slot;
+  }
+  void track(tensor_id id) { tracked[slot_for(id)] = 1; }
+
+  /// Writes the slots of `ids` (no_slot where unseen) to out; true when one of them is tracked.
+  bool find_inputs(std::span<const tensor_id> ids, std::uint32_t* out) const noexcept {
+    bool hit = false;
+    for (std::size_t k = 0; k < ids.size(); ++k) {
+      out[k] = find(ids[k]);
+      hit = hit || (out[k] != no_slot && tracked[out[k]]);
+    }
+    return hit;
+  }
+  bool tracks_any(std::span<const tensor_id> ids) const noexcept {
+    return std::any_of(ids.begin(), ids.end(), [&](tensor_id id) { return tracks(id); });
+  }
+
+  std::span<const std::uint32_t> inputs(const tape_entry& e) const noexcept { return {slots.data() + e.first, e.n_in}; }
+  std::span<const std::uint32_t> outputs(const tape_entry& e) const noexcept {
+    return {slots.data() + e.first + e.n_in, e.n_out};
+  }
+  /// Adds an entry reading `in` (whose slots find_inputs gave: no_slot where unseen) and
+  /// writing `out`, and tracks its outputs. On failure the entries stay as they were.
+  void append(std::shared_ptr<backward_fn> fn, std::span<const tensor_id> in, const std::uint32_t* in_slots,
+              std::span<const tensor_id> out) {
+    FG_CHECK(slots.size() + in.size() + out.size() <= UINT32_MAX && in.size() <= UINT16_MAX && out.size() <= UINT16_MAX,
              tape_error, "gradient_tape: too many recorded operations on one tape (", entries.size(),
              "); reset() it or use a new tape");
-    entries.push_back({std::move(fn), static_cast<std::uint32_t>(ids.size()), static_cast<std::uint16_t>(in.size()),
-                       static_cast<std::uint16_t>(out.size())});
-    for (tensor_id id : in) ids.push_back(id);
-    for (tensor_id id : out) ids.push_back(id);
-    for (tensor_id o : out) tracked.insert(o);
+    const auto first = static_cast<std::uint32_t>(slots.size());
+    try {
+      for (std::size_t k = 0; k < in.size(); ++k) slots.push_back(in_slots[k] != no_slot ? in_slots[k] : slot_for(in[k]));
+      for (tensor_id o : out) slots.push_back(slot_for(o));
+      entries.push_back({std::move(fn), first, static_cast<std::uint16_t>(in.size()), static_cast<std::uint16_t>(out.size())});
+    } catch (...) {
+      slots.resize(first);
+      throw;
+    }
+    for (std::size_t k = 0; k < out.size(); ++k) tracked[slots[first + in.size() + k]] = 1;
   }
-  void clear_entries() noexcept {
+  /// Forgets every entry and slot (watched variables stay listed).
+  void clear() noexcept {
     entries.clear();
-    ids.clear();
+    slots.clear();
+    slot_of.clear();
+    slot_ids.clear();
+    tracked.clear();
   }
   void watch_variable(std::shared_ptr<void> state, tensor_id id, dtype t) {
-    tracked.insert(id);
+    track(id);
     for (const auto& v : variables)
       if (v.id == id) return;
     variables.push_back({std::move(state), id, t});
@@ -132,11 +190,8 @@ inline bool recording() noexcept {
 
 /// True when some recording tape on this thread tracks one of `ids`.
 inline bool any_tape_tracks(std::span<const tensor_id> ids) noexcept {
-  for (const tape_state* t : tape_stack()) {
-    if (t->paused) continue;
-    for (tensor_id id : ids)
-      if (t->tracks(id)) return true;
-  }
+  for (const tape_state* t : tape_stack())
+    if (!t->paused && t->tracks_any(ids)) return true;
   return false;
 }
 
@@ -144,17 +199,25 @@ inline bool any_tape_tracks(std::span<const tensor_id> ids) noexcept {
 /// backward function, at most once, only when some tape records.
 template <class Make>
 void record(std::span<const tensor_id> inputs, std::span<const tensor_id> outputs, Make&& make) {
-  std::shared_ptr<backward_fn> fn;
-  tape_state* last = nullptr;  // appended to last, so that the one tape recording takes fn by move
-  for (tape_state* t : tape_stack()) {
-    if (t->paused) continue;
-    const bool hit = std::any_of(inputs.begin(), inputs.end(), [&](tensor_id id) { return t->tracks(id); });
-    if (!hit) continue;
-    if (!fn) fn = make();
-    if (last) last->append(fn, inputs, outputs);
-    last = t;
+  std::size_t active = 0;
+  for (const tape_state* t : tape_stack()) active += !t->paused;
+  if (active == 0) return;
+  constexpr std::size_t inline_inputs = 8;
+  std::uint32_t inline_slots[inline_inputs];
+  std::unique_ptr<std::uint32_t[]> heap_slots;
+  std::uint32_t* in_slots = inline_slots;
+  if (inputs.size() > inline_inputs) {
+    heap_slots.reset(new std::uint32_t[inputs.size()]);
+    in_slots = heap_slots.get();
   }
-  if (last) last->append(std::move(fn), inputs, outputs);
+  std::shared_ptr<backward_fn> fn;
+  for (tape_state* t : tape_stack()) {
+    if (t->paused || !t->find_inputs(inputs, in_slots)) continue;
+    if (!fn) fn = make();
+    // The only recording tape takes fn by move (no reference count to touch).
+    if (active == 1) t->append(std::move(fn), inputs, in_slots, outputs);
+    else t->append(fn, inputs, in_slots, outputs);
+  }
 }
 
 /// Note [entry arena]: scalar entries (Note [scalar entries]) are small, hold no tensors and

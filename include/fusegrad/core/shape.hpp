@@ -105,13 +105,19 @@ inline std::array<index_t, max_rank> contiguous_strides(const shape& s) {
   return st;
 }
 
+/// The shape of `rank` dimensions of size 1.
+inline shape ones_shape(std::size_t rank) {
+  shape s;
+  for (std::size_t d = 0; d < rank; ++d) s.push_back(1);
+  return s;
+}
+
 /// Numpy broadcasting of two shapes; throws shape_error naming `op` and both shapes.
 inline shape broadcast_shapes(const shape& a, const shape& b, const char* op) {
   if (b.rank() == 0 || a == b) return a;
   if (a.rank() == 0) return b;
   const std::size_t r = std::max(a.rank(), b.rank());
-  shape out;
-  for (std::size_t i = 0; i < r; ++i) out.push_back(1);
+  shape out = ones_shape(r);
   for (std::size_t i = 0; i < r; ++i) {
     const std::size_t da = i < r - a.rank() ? 1 : a[i - (r - a.rank())];
     const std::size_t db = i < r - b.rank() ? 1 : b[i - (r - b.rank())];

@@ -62,32 +62,17 @@ void run_reduction(const E& e, const fg::shape& iter, const fg::shape& keep, fg:
 template <int Level, class E> struct fused_entry;
 template <class E> struct scalar_entry;
 
-/// The shape of `rank` dimensions of size 1.
-inline fg::shape ones_shape(std::size_t rank) {
-  fg::shape s;
-  for (std::size_t d = 0; d < rank; ++d) s.push_back(1);
-  return s;
-}
-
-/// True when every leaf of e lives on the host.
-template <class E>
-bool on_host(const E& e) {
-  bool host = true;
-  expr::for_each_leaf(e, [&](const auto& l) { host = host && l.value.device().is_cpu(); });
-  return host;
-}
-
 template <class E>
 void record_scalar(const E& e, std::size_t iter_rank, std::size_t g_rank, tensor_id out);
 
-/// Records e (evaluated over `iter`, its upstream gradient reshaped to `gshape`) on the tapes
-/// that track one of its floating-point leaves.
+/// Records e (evaluated on device d over `iter`, its upstream gradient reshaped to `gshape`) on
+/// the tapes that track one of its floating-point leaves.
 template <int Level, class E>
-void record_fused(const E& e, const fg::shape& iter, const fg::shape& gshape, tensor_id out) {
+void record_fused(const E& e, const fg::shape& iter, const fg::shape& gshape, fg::device d, tensor_id out) {
   constexpr std::size_t L = expr::leaf_count<E>::value;
   if constexpr (L > 0) {
     if constexpr (Level == 0) {
-      if (iter.elements() == 1 && on_host(e)) return record_scalar(e, iter.rank(), gshape.rank(), out);
+      if (iter.elements() == 1 && d.is_cpu()) return record_scalar(e, iter.rank(), gshape.rank(), out);
     }
     typename fused_entry<Level, E>::input_list inputs;
     id_list ids;
@@ -130,7 +115,7 @@ tensor<T> evaluate_to(const E& e, const fg::shape& out) {
     if (!done) run_elementwise(e, out, d, r.buffer()->data);
   }
   if constexpr (std::is_floating_point_v<T>)
-    if (recording()) record_fused<Level>(e, out, out, r.id());
+    if (recording()) record_fused<Level>(e, out, out, d, r.id());
   return r;
 }
 
@@ -177,7 +162,7 @@ tensor<T> mean_to(const E& e, const fg::shape& iter, const fg::shape& keep, std:
   }
   if (recording()) {
     const auto scaled = e / n;
-    record_fused<0>(scaled, iter, keep, r.id());
+    record_fused<0>(scaled, iter, keep, dev, r.id());
   }
   return r;
 }
@@ -200,7 +185,7 @@ tensor<T> sum_to(const E& e, const fg::shape& iter, const fg::shape& target) {
     tensor<T> r(target, dev);
     run_reduction<host::sum_reducer<T>>(e, iter, keep, dev, r.buffer()->data);
     if constexpr (std::is_floating_point_v<T>)
-      if (recording()) record_fused<Level>(e, iter, keep, r.id());
+      if (recording()) record_fused<Level>(e, iter, keep, dev, r.id());
     return r;
   }
 }
@@ -334,20 +319,20 @@ E thin_to_expr(const Thin& t, const tensor_id* ids, const std::uint8_t* ranks, s
 /// bearing the original ids and runs it as a fused entry, so higher orders get exactly what a
 /// fused entry gives them.
 /// Where a one-element expression's inputs stand: per leaf position its id, rank and input
-/// index; per distinct floating-point input (in order of first position) its id, dtype, rank.
+/// index; per distinct floating-point input (in order of first position) its dtype and rank.
 template <std::size_t L>
 struct scalar_layout {
   static constexpr std::uint8_t no_input = 0xff;
   std::array<tensor_id, L> ids{};
   std::array<std::uint8_t, L> ranks{};
   std::array<std::uint8_t, L> input_of{};  ///< per position: its input's index, or no_input
-  std::array<tensor_id, L> input_ids{};
   std::array<dtype, L> types{};
   std::array<std::uint8_t, L> input_ranks{};
   std::uint8_t n_inputs = 0, iter_rank = 0, g_rank = 0;
 
+  /// Lays out e's leaves; writes the distinct inputs' ids (n_inputs of them) to input_ids.
   template <class E>
-  scalar_layout(const E& e, std::size_t ir, std::size_t gr)
+  scalar_layout(const E& e, std::size_t ir, std::size_t gr, std::array<tensor_id, L>& input_ids)
       : iter_rank(static_cast<std::uint8_t>(ir)), g_rank(static_cast<std::uint8_t>(gr)) {
     std::size_t p = 0;
     expr::for_each_leaf(e, [&](const auto& l) {
@@ -431,10 +416,12 @@ struct scalar_entry final : backward_fn {
 /// Records a one-element host evaluation as a scalar entry (Note [scalar entries]).
 template <class E>
 void record_scalar(const E& e, std::size_t iter_rank, std::size_t g_rank, tensor_id out) {
-  const scalar_layout<expr::leaf_count<E>::value> layout(e, iter_rank, g_rank);
+  constexpr std::size_t L = expr::leaf_count<E>::value;
+  std::array<tensor_id, L> input_ids;
+  const scalar_layout<L> layout(e, iter_rank, g_rank, input_ids);
   if (layout.n_inputs == 0) return;
   const tensor_id outs[1] = {out};
-  record(std::span<const tensor_id>(layout.input_ids.data(), layout.n_inputs), outs,
+  record(std::span<const tensor_id>(input_ids.data(), layout.n_inputs), outs,
          [&] { return make_arena_entry<scalar_entry<E>>(e, layout); });
 }
 }  // namespace detail
