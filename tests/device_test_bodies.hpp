@@ -1,8 +1,11 @@
 // The device backend's test bodies, shared by tests/device_test.cpp (Thrust on OpenMP: "/gpu:0"
-// is host memory, so every commit runs the whole device path) and cuda/device_test.cu (a real
+// is host memory, so every commit runs the whole device path) and cuda/device_test_part*.cu (a real
 // GPU). Most bodies run once on the host and once on /gpu:0, each inside a device_scope, and
 // compare: same values, results on the scope's device. Values that are checked against numpy or
 // hand-computed literals are checked on both runs.
+// Note [device test parts]: the bodies come in three parts. A program that includes this file
+// runs them all; defining FG_DEVICE_TEST_PART as 1, 2 or 3 first keeps one, so that nvcc, which
+// takes minutes per part, compiles cuda/device_test_part{1,2,3}.cu in parallel into one program.
 #pragma once
 
 #include <catch2/catch.hpp>
@@ -96,6 +99,8 @@ inline fg::tensor<double> uniform(const fg::shape& s, std::mt19937_64& rng, doub
   return fg::tensor<double>(s, v);
 }
 
+// Part 1 of the bodies (Note [device test parts]).
+#if !defined(FG_DEVICE_TEST_PART) || FG_DEVICE_TEST_PART == 1
 TEST_CASE("every op of the op list gives the host's values and gradients on the device", "[device][ops]") {
   const std::uint64_t seed = 20240611;
   INFO("seed " << seed);
@@ -122,6 +127,10 @@ TEST_CASE("every op of the op list gives the host's values and gradients on the 
   }
 }
 
+#endif
+
+// Part 2 of the bodies (Note [device test parts]).
+#if !defined(FG_DEVICE_TEST_PART) || FG_DEVICE_TEST_PART == 2
 TEST_CASE("a fused chain is one pass on the device, forward, reduced and backward", "[device][fusion]") {
   fg::device_scope scope("/gpu:0");
   const fg::tensor<double> x = fg::linspace<double>(-3.0, 3.0, 10001);
@@ -246,6 +255,10 @@ TEST_CASE("device max and min propagate NaN and empty sums are zero", "[device][
   });
 }
 
+#endif
+
+// Part 3 of the bodies (Note [device test parts]).
+#if !defined(FG_DEVICE_TEST_PART) || FG_DEVICE_TEST_PART == 3
 TEST_CASE("matmul on the device matches numpy for floats, integers, transposes and batches", "[device][matmul]") {
   same_on_host_and_device([] {
     const fg::tensor<double> a = fg::reshape(fg::cast<double>(fg::range<std::int32_t>(6)), {2, 3});
@@ -462,4 +475,5 @@ TEST_CASE("out of device memory raises out_of_memory naming the size and leaves 
   const fg::tensor<float> after = kept * 2;
   CHECK(values(after) == std::vector<float>{2.f, 4.f, 6.f});
 }
+#endif
 }  // namespace fg_device_test
