@@ -46,31 +46,9 @@ inline grad_value from_tensor_grad(any_grad&& g) {
   return std::visit([](auto& v) -> grad_value { return std::move(v); }, g);
 }
 
-inline void accumulate(grad_value& acc, grad_value&& g);
-
-/// Adds the number g into acc.
-inline void accumulate(grad_value& acc, const scalar_grad& g) {
-  if (std::holds_alternative<std::monostate>(acc)) {
-    acc = g;
-  } else if (auto* a = std::get_if<scalar_grad>(&acc); a && a->type == g.type) {
-    if (a->type == dtype::float32) a->value = static_cast<float>(a->value) + static_cast<float>(g.value);
-    else a->value += g.value;
-  } else {
-    accumulate(acc, grad_value(g));
-  }
-}
-
-/// Adds g into acc (gradients of one tensor from several readers); numbers add as numbers,
-/// in their element type.
-inline void accumulate(grad_value& acc, grad_value&& g) {
-  if (std::holds_alternative<std::monostate>(acc)) {
-    acc = std::move(g);
-    return;
-  }
-  if (const auto* b = std::get_if<scalar_grad>(&g); b && std::holds_alternative<scalar_grad>(acc)) {
-    const scalar_grad v = *b;
-    if (std::get<scalar_grad>(acc).type == v.type) return accumulate(acc, v);
-  }
+/// acc + g as tensors (gradients of one tensor from several readers, one of them not a
+/// number of acc's type: a number becomes a one-element tensor of its rank).
+inline grad_value add_as_tensors(grad_value&& acc, grad_value&& g) {
   any_grad at = to_tensor_grad(std::move(acc));
   any_grad bt = to_tensor_grad(std::move(g));
   std::visit(
@@ -81,7 +59,7 @@ inline void accumulate(grad_value& acc, grad_value&& g) {
         }
       },
       at);
-  acc = from_tensor_grad(std::move(at));
+  return from_tensor_grad(std::move(at));
 }
 
 /// Note [gradient store]: the backward walk's gradients, by tape slot (Note [tape slots]).
@@ -147,15 +125,14 @@ class grad_store {
       if (g.type == dtype::float32) c.g.value = static_cast<float>(c.g.value) + static_cast<float>(g.value);
       else c.g.value += g.value;
     } else {
-      add(s, grad_value(g));
+      put(s, add_as_tensors(take(s), g));
     }
   }
   void add(std::uint32_t s, grad_value&& g) {
     if (std::holds_alternative<std::monostate>(g)) return;
+    if (const auto* n = std::get_if<scalar_grad>(&g)) return add(s, *n);
     if (cells_[s].k == kind::none) return put(s, std::move(g));
-    grad_value acc = take(s);
-    accumulate(acc, std::move(g));
-    put(s, std::move(acc));
+    put(s, add_as_tensors(take(s), std::move(g)));
   }
 
  private:

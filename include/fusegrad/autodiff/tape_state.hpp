@@ -67,6 +67,9 @@ struct tape_entry {
   std::shared_ptr<backward_fn> fn;  ///< reset once a non-persistent tape has run it
   std::uint32_t first;
   std::uint16_t n_in, n_out;
+
+  tape_entry(std::shared_ptr<backward_fn>&& f, std::uint32_t at, std::uint16_t ins, std::uint16_t outs) noexcept
+      : fn(std::move(f)), first(at), n_in(ins), n_out(outs) {}
 };
 
 /// A variable a tape has seen: type-erased handle, its id and dtype.
@@ -142,7 +145,7 @@ struct tape_state {
   }
   /// Adds an entry reading `in` (whose slots find_inputs gave: no_slot where unseen) and
   /// writing `out`, and tracks its outputs. On failure the entries stay as they were.
-  void append(std::shared_ptr<backward_fn> fn, std::span<const tensor_id> in, const std::uint32_t* in_slots,
+  void append(std::shared_ptr<backward_fn>&& fn, std::span<const tensor_id> in, const std::uint32_t* in_slots,
               std::span<const tensor_id> out) {
     FG_CHECK(slots.size() + in.size() + out.size() <= UINT32_MAX && in.size() <= UINT16_MAX && out.size() <= UINT16_MAX,
              tape_error, "gradient_tape: too many recorded operations on one tape (", entries.size(),
@@ -151,7 +154,8 @@ struct tape_state {
     try {
       for (std::size_t k = 0; k < in.size(); ++k) slots.push_back(in_slots[k] != no_slot ? in_slots[k] : slot_for(in[k]));
       for (tensor_id o : out) slots.push_back(slot_for(o));
-      entries.push_back({std::move(fn), first, static_cast<std::uint16_t>(in.size()), static_cast<std::uint16_t>(out.size())});
+      entries.emplace_back(std::move(fn), first, static_cast<std::uint16_t>(in.size()),
+                           static_cast<std::uint16_t>(out.size()));
     } catch (...) {
       slots.resize(first);
       throw;
@@ -216,7 +220,7 @@ void record(std::span<const tensor_id> inputs, std::span<const tensor_id> output
     if (!fn) fn = make();
     // The only recording tape takes fn by move (no reference count to touch).
     if (active == 1) t->append(std::move(fn), inputs, in_slots, outputs);
-    else t->append(fn, inputs, in_slots, outputs);
+    else t->append(std::shared_ptr<backward_fn>(fn), inputs, in_slots, outputs);
   }
 }
 

@@ -8,6 +8,7 @@
 #include <array>
 #include <cstddef>
 #include <new>
+#include <utility>
 
 namespace fusegrad {
 namespace detail {
@@ -89,6 +90,87 @@ inline void host_release(void* p, std::size_t bytes) noexcept {
       if (c->keep(p, bytes)) return;
   ::operator delete(p, std::align_val_t{buffer_alignment});
 }
+/// Note [small blocks]: eager scalar code makes and drops a tensor per op, and a one-element
+/// host tensor is one allocation of under 128 bytes (its buffer lives in the shared_ptr's
+/// control block: detail::storage). Each thread keeps freed small blocks
+/// in free lists per size (16, 32, ... 128 bytes; up to 256 blocks each) and reuses them: a
+/// few instructions instead of the allocator's hundred and fifty for malloc and free. Blocks
+/// may be freed by another thread than the one that made them; they join that thread's lists.
+/// Under AddressSanitizer the lists are off, so that use after free is still caught.
+class small_block_pool {
+ public:
+  static constexpr std::size_t granule = 16, classes = 8, max_kept = 256;
+
+  void* take(std::size_t cls) noexcept {
+    free_block* b = heads_[cls];
+    if (!b) return nullptr;
+    heads_[cls] = b->next;
+    --counts_[cls];
+    return b;
+  }
+  /// Keeps p for reuse when its list has room; false when the caller must free it.
+  bool keep(void* p, std::size_t cls) noexcept {
+    if (counts_[cls] >= max_kept) return false;
+    heads_[cls] = new (p) free_block{heads_[cls]};
+    ++counts_[cls];
+    return true;
+  }
+  ~small_block_pool() {
+    for (free_block*& h : heads_)
+      while (h) ::operator delete(std::exchange(h, h->next));
+    alive() = false;
+  }
+  /// False once this thread's pool is destroyed (blocks freed later go straight back).
+  static bool& alive() noexcept {
+    thread_local bool a = true;
+    return a;
+  }
+
+ private:
+  struct free_block {
+    free_block* next;
+  };
+  std::array<free_block*, classes> heads_{};
+  std::array<std::size_t, classes> counts_{};
+};
+
+inline small_block_pool* small_pool() noexcept {
+#if defined(__SANITIZE_ADDRESS__)
+  return nullptr;
+#else
+  if (!small_block_pool::alive()) return nullptr;
+  thread_local small_block_pool p;
+  return &p;
+#endif
+}
+
+/// A block of `bytes` (> 0) for a small object, from this thread's free lists when it can.
+inline void* small_allocate(std::size_t bytes) {
+  const std::size_t cls = (bytes - 1) / small_block_pool::granule;
+  if (cls >= small_block_pool::classes) return ::operator new(bytes);
+  if (small_block_pool* p = small_pool())
+    if (void* b = p->take(cls)) return b;
+  return ::operator new((cls + 1) * small_block_pool::granule);
+}
+inline void small_release(void* p, std::size_t bytes) noexcept {
+  const std::size_t cls = (bytes - 1) / small_block_pool::granule;
+  if (cls < small_block_pool::classes)
+    if (small_block_pool* pool = small_pool())
+      if (pool->keep(p, cls)) return;
+  ::operator delete(p);
+}
+
+/// A standard allocator over small_allocate, for the shared tensor buffers (Note [small blocks]).
+template <class T>
+struct small_allocator {
+  using value_type = T;
+  small_allocator() = default;
+  template <class U> small_allocator(const small_allocator<U>&) noexcept {}
+  T* allocate(std::size_t n) { return static_cast<T*>(small_allocate(n * sizeof(T))); }
+  void deallocate(T* p, std::size_t n) noexcept { small_release(p, n * sizeof(T)); }
+  template <class U> bool operator==(const small_allocator<U>&) const noexcept { return true; }
+};
+
 /// A standard allocator over host_allocate, for the large, regrown arrays of gradient tapes
 /// (Note [buffer cache]: a tape rebuilt in every step of a loop reuses the same blocks).
 template <class T>

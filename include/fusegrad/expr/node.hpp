@@ -32,21 +32,38 @@ struct literal {
   }
 };
 
+template <class E> struct leaf_count;
+
+/// The shape of a node over literals only, which is always the scalar shape: kept as no data.
+struct scalar_shape {
+  scalar_shape() = default;
+  explicit scalar_shape(const fg::shape&) {}
+  const fg::shape& get() const noexcept {
+    static const fg::shape scalar;
+    return scalar;
+  }
+};
+struct stored_shape {
+  fg::shape s;
+  const fg::shape& get() const noexcept { return s; }
+};
+
 /// An op applied to operand expressions; its shape is their broadcast shape, checked when built.
+/// A node over literals only (the derivative rules run on numbers, Note [scalar entries]) keeps
+/// no shape and checks nothing: its shape is the scalar shape.
 template <class Op, class... A>
 struct node : node_base {
   using op_type = Op;
   using value_type = typename Op::template result<typename A::value_type...>;
+  static constexpr bool literals_only = (leaf_count<A>::value + ... + 0) == 0;
   [[no_unique_address]] Op op;
   std::tuple<A...> args;
-  fg::shape shape_;
+  [[no_unique_address]] std::conditional_t<literals_only, scalar_shape, stored_shape> shape_;
 
-  node(Op o, A... a)
-      : op(std::move(o)), args(std::move(a)...),
-        shape_(std::apply([](const auto&... x) { return broadcast(x...); }, args)) {}
-  node(Op o, std::tuple<A...> a, const fg::shape& s) : op(std::move(o)), args(std::move(a)), shape_(s) {}
+  node(Op o, A... a) : op(std::move(o)), args(std::move(a)...), shape_(shape_of(args)) {}
+  node(Op o, std::tuple<A...> a, const fg::shape& s) : op(std::move(o)), args(std::move(a)), shape_{s} {}
 
-  const fg::shape& shape() const noexcept { return shape_; }
+  const fg::shape& shape() const noexcept { return shape_.get(); }
 
   /// Evaluates to its single element as a C++ value (`if (x > 0)`, `int(num % 3)`).
   explicit operator bool() const { return static_cast<bool>(tensor<value_type>(*this)); }
@@ -55,6 +72,10 @@ struct node : node_base {
   explicit operator U() const { return static_cast<U>(tensor<value_type>(*this).item()); }
 
  private:
+  static auto shape_of(const std::tuple<A...>& t) {
+    if constexpr (literals_only) return scalar_shape{};
+    else return stored_shape{std::apply([](const auto&... x) { return broadcast(x...); }, t)};
+  }
   template <class B0, class... B>
   static fg::shape broadcast(const B0& b0, const B&... b) {
     if constexpr (sizeof...(B) == 0) {
