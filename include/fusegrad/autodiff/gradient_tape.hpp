@@ -165,6 +165,7 @@ class gradient_tape {
   explicit gradient_tape(options o = {}) {
     state_.persistent = o.persistent;
     state_.watch_accessed_variables = o.watch_accessed_variables;
+    state_.reserve_like_last();
     detail::tape_stack().push_back(&state_);
   }
   gradient_tape(const gradient_tape&) = delete;

@@ -162,8 +162,37 @@ struct tape_state {
     }
     for (std::size_t k = 0; k < out.size(); ++k) tracked[slots[first + in.size() + k]] = 1;
   }
+  /// Note [tape size hint]: a loop that makes a tape in every step records about as much each
+  /// time. A new tape reserves what the last tape this thread cleared or destroyed held (up
+  /// to max_hint entries), so its arrays do not regrow, copying themselves, in every step.
+  static constexpr std::size_t max_hint = std::size_t{1} << 20;
+  struct size_hint {
+    std::size_t entries = 0, slots = 0, slot_ids = 0;
+  };
+  static size_hint& last_size() noexcept {
+    thread_local size_hint h;
+    return h;
+  }
+  void reserve_like_last() {
+    const size_hint h = last_size();
+    if (h.entries == 0 || h.entries > max_hint) return;
+    entries.reserve(h.entries);
+    slots.reserve(h.slots);
+    slot_ids.reserve(h.slot_ids);
+    tracked.reserve(h.slot_ids);
+  }
+  void remember_size() noexcept {
+    if (!entries.empty()) last_size() = {entries.size(), slots.size(), slot_ids.size()};
+  }
+
+  tape_state() = default;
+  tape_state(const tape_state&) = delete;
+  tape_state& operator=(const tape_state&) = delete;
+  ~tape_state() { remember_size(); }
+
   /// Forgets every entry and slot (watched variables stay listed).
   void clear() noexcept {
+    remember_size();
     entries.clear();
     slots.clear();
     slot_of.clear();
