@@ -62,6 +62,23 @@ inline grad_value add_as_tensors(grad_value&& acc, grad_value&& g) {
   return from_tensor_grad(std::move(at));
 }
 
+/// A reusable array of at least n Ts (std::vector<bool> has no bool array to lend).
+template <class T>
+class scratch {
+ public:
+  std::span<T> get(std::size_t n) {
+    if (n > capacity_) {
+      capacity_ = std::max<std::size_t>(n, 8);
+      data_.reset(new T[capacity_]);
+    }
+    return {data_.get(), n};
+  }
+
+ private:
+  std::unique_ptr<T[]> data_;
+  std::size_t capacity_ = 0;
+};
+
 /// Note [gradient store]: the backward walk's gradients, by tape slot (Note [tape slots]).
 /// Numbers (scalar_grad) sit in one flat array, 16 bytes a slot; any other gradient (a tensor,
 /// or a number that met a tensor) in a table keyed by slot. Entries are walked in reverse
@@ -425,20 +442,15 @@ std::vector<gradient_tape::result> gradient_tape::gradient_impl(const Y& target_
     // The gradient of an output that is also a source stays in the store: it is the answer.
     const auto upstream_of = [&](std::uint32_t slot) { return is_source(slot) ? grads.get(slot) : grads.take(slot); };
     // Per input of the entry being run: whether its gradient is needed.
-    std::unique_ptr<bool[]> need;
-    std::size_t need_capacity = 0;
+    detail::scratch<bool> need;
     const auto needed_of = [&](std::span<const std::uint32_t> ins) {
-      if (ins.size() > need_capacity) {
-        need_capacity = std::max<std::size_t>(ins.size(), 8);
-        need.reset(new bool[need_capacity]);
-      }
-      for (std::size_t k = 0; k < ins.size(); ++k) need[k] = reach[ins[k]];
-      return std::span<const bool>(need.get(), ins.size());
+      const std::span<bool> flags = need.get(ins.size());
+      for (std::size_t k = 0; k < ins.size(); ++k) flags[k] = reach[ins[k]];
+      return std::span<const bool>(flags);
     };
     std::vector<detail::any_grad> up, out;
     std::vector<std::uint32_t> slots_copy;
-    std::unique_ptr<std::optional<detail::scalar_grad>[]> out_s;
-    std::size_t out_s_capacity = 0;
+    detail::scratch<std::optional<detail::scalar_grad>> out_s;
     // Tapes on this thread that record the walk's steps (the same through the walk: a backward
     // function's own tapes are gone when it returns).
     const bool others_record = detail::recording();
@@ -453,14 +465,11 @@ std::vector<gradient_tape::result> gradient_tape::gradient_impl(const Y& target_
         detail::backward_fn* const fn = entry.fn.get();
         if (const std::optional<detail::scalar_grad> s = scalar_upstream(*fn, grads, outs[0], ins, others_record)) {
           if (!is_source(outs[0])) grads.clear(outs[0]);
-          if (ins.size() > out_s_capacity) {
-            out_s_capacity = std::max<std::size_t>(ins.size(), 8);
-            out_s.reset(new std::optional<detail::scalar_grad>[out_s_capacity]);
-          }
-          std::fill(out_s.get(), out_s.get() + ins.size(), std::nullopt);
-          fn->run_scalar(*s, needed_of(ins), std::span(out_s.get(), ins.size()));
+          const std::span<std::optional<detail::scalar_grad>> in_grads = out_s.get(ins.size());
+          std::fill(in_grads.begin(), in_grads.end(), std::nullopt);
+          fn->run_scalar(*s, needed_of(ins), in_grads);
           for (std::size_t k = 0; k < ins.size(); ++k)
-            if (out_s[k]) grads.add(ins[k], *out_s[k]);
+            if (in_grads[k]) grads.add(ins[k], *in_grads[k]);
           continue;
         }
       }

@@ -50,15 +50,7 @@ class host_block_cache {
       }
     held_ = 0;
   }
-  ~host_block_cache() {
-    clear();
-    alive() = false;
-  }
-  /// False once this thread's cache is destroyed (buffers freed later go straight back).
-  static bool& alive() noexcept {
-    thread_local bool a = true;
-    return a;
-  }
+  ~host_block_cache() { clear(); }
 
  private:
   struct block {
@@ -69,11 +61,21 @@ class host_block_cache {
   std::size_t held_ = 0;
 };
 
-inline host_block_cache* block_cache() noexcept {
-  if (!host_block_cache::alive()) return nullptr;
-  thread_local host_block_cache c;
-  return &c;
+/// This thread's C, or null once the thread has destroyed it: memory freed later (by other
+/// thread-locals' destructors at thread exit) goes straight back to the system.
+template <class C>
+C* this_thread_cache() noexcept {
+  thread_local bool alive = true;
+  struct holder {
+    C cache;
+    ~holder() { alive = false; }
+  };
+  if (!alive) return nullptr;
+  thread_local holder h;
+  return &h.cache;
 }
+
+inline host_block_cache* block_cache() noexcept { return this_thread_cache<host_block_cache>(); }
 
 /// Allocates bytes aligned for SIMD, reusing a cached block of the same size when there is one.
 inline void* host_allocate(std::size_t bytes) {
@@ -118,12 +120,6 @@ class small_block_pool {
   ~small_block_pool() {
     for (free_block*& h : heads_)
       while (h) ::operator delete(std::exchange(h, h->next));
-    alive() = false;
-  }
-  /// False once this thread's pool is destroyed (blocks freed later go straight back).
-  static bool& alive() noexcept {
-    thread_local bool a = true;
-    return a;
   }
 
  private:
@@ -138,9 +134,7 @@ inline small_block_pool* small_pool() noexcept {
 #if defined(__SANITIZE_ADDRESS__)
   return nullptr;
 #else
-  if (!small_block_pool::alive()) return nullptr;
-  thread_local small_block_pool p;
-  return &p;
+  return this_thread_cache<small_block_pool>();
 #endif
 }
 
@@ -160,28 +154,25 @@ inline void small_release(void* p, std::size_t bytes) noexcept {
   ::operator delete(p);
 }
 
-/// A standard allocator over small_allocate, for the shared tensor buffers (Note [small blocks]).
-template <class T>
-struct small_allocator {
+/// A standard allocator over a pair of allocation functions.
+template <class T, void* (*Allocate)(std::size_t), void (*Release)(void*, std::size_t) noexcept>
+struct function_allocator {
   using value_type = T;
-  small_allocator() = default;
-  template <class U> small_allocator(const small_allocator<U>&) noexcept {}
-  T* allocate(std::size_t n) { return static_cast<T*>(small_allocate(n * sizeof(T))); }
-  void deallocate(T* p, std::size_t n) noexcept { small_release(p, n * sizeof(T)); }
-  template <class U> bool operator==(const small_allocator<U>&) const noexcept { return true; }
+  template <class U> struct rebind {
+    using other = function_allocator<U, Allocate, Release>;
+  };
+  function_allocator() = default;
+  template <class U> function_allocator(const function_allocator<U, Allocate, Release>&) noexcept {}
+  T* allocate(std::size_t n) { return static_cast<T*>(Allocate(n * sizeof(T))); }
+  void deallocate(T* p, std::size_t n) noexcept { Release(p, n * sizeof(T)); }
+  template <class U> bool operator==(const function_allocator<U, Allocate, Release>&) const noexcept { return true; }
 };
 
-/// A standard allocator over host_allocate, for the large, regrown arrays of gradient tapes
-/// (Note [buffer cache]: a tape rebuilt in every step of a loop reuses the same blocks).
-template <class T>
-struct host_allocator {
-  using value_type = T;
-  host_allocator() = default;
-  template <class U> host_allocator(const host_allocator<U>&) noexcept {}
-  T* allocate(std::size_t n) { return static_cast<T*>(host_allocate(n * sizeof(T))); }
-  void deallocate(T* p, std::size_t n) noexcept { host_release(p, n * sizeof(T)); }
-  template <class U> bool operator==(const host_allocator<U>&) const noexcept { return true; }
-};
+/// For the shared tensor buffers (Note [small blocks]).
+template <class T> using small_allocator = function_allocator<T, small_allocate, small_release>;
+/// For the large, regrown arrays of gradient tapes (Note [buffer cache]: a tape rebuilt in
+/// every step of a loop reuses the same blocks).
+template <class T> using host_allocator = function_allocator<T, host_allocate, host_release>;
 }  // namespace detail
 
 /// Returns the large host blocks this thread keeps for reuse to the system.

@@ -93,5 +93,12 @@ struct storage {
     --counters().live_buffers;
   }
 };
+
+/// A new shared buffer of n elements on d; its control block (which holds a one-element host
+/// buffer) comes from this thread's small blocks (Note [small blocks]).
+template <class T>
+std::shared_ptr<storage<T>> make_storage(std::size_t n, device d) {
+  return std::allocate_shared<storage<T>>(small_allocator<storage<T>>{}, n, d);
+}
 }  // namespace detail
 }  // namespace fusegrad

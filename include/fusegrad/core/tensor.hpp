@@ -105,7 +105,7 @@ class tensor {
   tensor(const variable<T>& v);  // NOLINT: defined in autodiff/variable.hpp
 
   /// An uninitialised tensor of shape s on d (evaluators fill it before anyone sees it).
-  tensor(const fg::shape& s, device d) : buf_(std::allocate_shared<detail::storage<T>>(detail::small_allocator<detail::storage<T>>{}, s.elements(), d)),
+  tensor(const fg::shape& s, device d) : buf_(detail::make_storage<T>(s.elements(), d)),
                                           shape_(s), id_(detail::next_id()) {}
   /// A tensor over an existing buffer with a given identity (internal: views, variables).
   tensor(std::shared_ptr<detail::storage<T>> b, const fg::shape& s, tensor_id id)

@@ -291,7 +291,7 @@ template <class E, class Thin>
 E thin_to_expr(const Thin& t, const tensor_id* ids, const std::uint8_t* ranks, std::size_t& p) {
   if constexpr (expr::is_leaf<E>::value) {
     using T = typename E::value_type;
-    auto st = std::allocate_shared<storage<T>>(small_allocator<storage<T>>{}, 1, fg::device::cpu());
+    auto st = make_storage<T>(1, fg::device::cpu());
     *st->data = t.value;
     const std::size_t q = p++;
     return E{tensor<T>(std::move(st), ones_shape(ranks[q]), ids[q])};
