@@ -1,5 +1,6 @@
 // Gradient tapes: the seeds' numbers, persistence, nesting, fused backward passes.
 #include <catch2/catch.hpp>
+#include <cmath>
 #include <fusegrad/fusegrad.hpp>
 
 TEST_CASE("seed 000 example 1: gradient of 3x^2 at 3 is 18", "[tape]") {
@@ -40,13 +41,39 @@ TEST_CASE("the gradient of a fused chain matches the analytic derivative", "[tap
   const auto p0 = c.passes;
   fg::tensor<double> loss = fg::sum(fg::log(1 + fg::exp(x)) * fg::sigmoid(x) + x * x);
   CHECK(c.passes - p0 == 1);
+  // Backward: one pass per distinct input when the derivative rules run, as they do when a
+  // tape records the backward step (here a persistent tape answering inside its own scope).
+  // With the derivative saved in the forward pass the step makes no pass at all for this loss
+  // (saved_derivative_test.cpp).
+  fg::gradient_tape outer({.persistent = true});
+  outer.watch(x);
+  fg::tensor<double> loss2 = fg::sum(fg::log(1 + fg::exp(x)) * fg::sigmoid(x) + x * x);
   const auto p1 = c.passes;
-  fg::tensor<double> dx = g.gradient(loss, x);
+  fg::tensor<double> dx2 = outer.gradient(loss2, x);
   CHECK(c.passes - p1 == 1);
+  fg::tensor<double> dx = g.gradient(loss, x);
   for (std::size_t i = 0; i < 101; ++i) {
+    CHECK(dx2.data()[i] == Approx(dx.data()[i]).epsilon(1e-14));
     const double v = x.data()[i];
     const double s = 1 / (1 + std::exp(-v));
     const double ref = s * s + std::log1p(std::exp(v)) * s * (1 - s) + 2 * v;
     CHECK(dx.data()[i] == Approx(ref).epsilon(1e-12));
+  }
+}
+
+TEMPLATE_TEST_CASE("a backward pass with gated terms keeps every SIMD lane", "[tape][fusion]", float, double) {
+  // Two inputs in one expression: each input's gradient sums gated terms (Note [fused
+  // backward]); 37 elements cover full AVX-512 batches and a tail.
+  fg::tensor<TestType> x = fg::linspace<TestType>(-1, 1, 37);
+  fg::tensor<TestType> w = fg::linspace<TestType>(0.5, 2, 37);
+  fg::gradient_tape g({.persistent = true});
+  g.watch(x);
+  g.watch(w);
+  fg::tensor<TestType> y = fg::sum(fg::exp(x) * w + x * w);
+  fg::tensor<TestType> dx = g.gradient(y, x), dw = g.gradient(y, w);
+  for (std::size_t i = 0; i < 37; ++i) {
+    const double xi = x.data()[i], wi = w.data()[i];
+    CHECK(dx.data()[i] == Approx(std::exp(xi) * wi + wi).epsilon(1e-5));
+    CHECK(dw.data()[i] == Approx(std::exp(xi) + xi).epsilon(1e-5).margin(1e-6));
   }
 }

@@ -1,9 +1,12 @@
 #pragma once
 /// \file Host memory for tensor buffers. Note [buffer cache]: an eager library frees and
-/// allocates same-sized buffers in every step of a loop. Blocks of 1 MiB and more come from
-/// mmap, and the kernel zeroes every page of a fresh mapping on first touch: at 1e7 floats that
-/// costs more than the computation. So each thread keeps a few recently freed large blocks
-/// (up to 16 and 1 GiB) and reuses one of the same size; fg::empty_cache() returns them.
+/// allocates same-sized buffers in every step of a loop. glibc serves blocks of 128 KiB and
+/// more from mmap (its threshold starts there and moves with what the program frees) and may
+/// trim freed memory back to the system, and the kernel zeroes every page of a fresh mapping
+/// on first touch: at 1e5 floats that costs twice the computation, at 1e7 more than it. Below
+/// that, each request of a kilobyte or more makes malloc consolidate its free lists. So each
+/// thread keeps a few recently freed blocks of 1 KiB and more (up to 16 and 1 GiB) and reuses
+/// one of the same size; fg::empty_cache() returns them.
 
 #include <array>
 #include <cstddef>
@@ -14,7 +17,7 @@ namespace fusegrad {
 namespace detail {
 
 inline constexpr std::size_t buffer_alignment = 64;
-inline constexpr std::size_t cache_min_bytes = std::size_t{1} << 20;
+inline constexpr std::size_t cache_min_bytes = std::size_t{1} << 10;
 
 class host_block_cache {
  public:
@@ -170,8 +173,8 @@ struct function_allocator {
 
 /// For the shared tensor buffers (Note [small blocks]).
 template <class T> using small_allocator = function_allocator<T, small_allocate, small_release>;
-/// For the large, regrown arrays of gradient tapes (Note [buffer cache]: a tape rebuilt in
-/// every step of a loop reuses the same blocks).
+/// For the large, regrown arrays of gradient tapes and for fused tape entries (Note [buffer
+/// cache]: a tape rebuilt in every step of a loop reuses the same blocks).
 template <class T> using host_allocator = function_allocator<T, host_allocate, host_release>;
 }  // namespace detail
 

@@ -21,8 +21,10 @@ template <class B>
 struct batch_access {
   index_t i;
   const void* alias = nullptr;  ///< the buffer alias_kernel leaves read
+  const void* pool = nullptr;   ///< the values of pooled literals
   template <class T> B load(const expr::leaf_kernel<T>& k) const { return B::load_unaligned(k.ptr + i * k.step); }
   template <class T> B load_alias() const { return B::load_unaligned(static_cast<const T*>(alias) + i); }
+  template <class T, std::size_t J> B pooled() const { return B(static_cast<const T*>(pool)[J]); }
   template <class T> B broadcast(T v) const { return B(v); }
 };
 
@@ -54,6 +56,100 @@ FG_FLATTEN void run_row(const K& k, std::size_t n, T* dst, const void* alias = n
     }
   }
   for (; i < n; ++i) dst[i] = k.eval(expr::flat_access{static_cast<index_t>(i), alias});
+}
+
+/// Note [costly subexpressions]: a kernel whose leaves are aliased (alias_kernel) and whose
+/// literals are pooled (pooled_literal_kernel) computes the same value wherever a subtree of
+/// one type stands in it, for its ops are stateless. The compiler merges repeated cheap
+/// subtrees by itself, but not repeated transcendental ones once they nest (GCC 12 computes
+/// log(1 + exp(x)) twice with xsimd's AVX-512 functions), so the evaluator does it: the
+/// distinct such subtrees with a costly op at the top (ops' `costly`) are computed once per
+/// element, children first, into a memo_access, from which every occurrence reads its value.
+template <class... N> struct type_list {};
+template <class L, class K> struct append_unique;
+template <class... N, class K>
+struct append_unique<type_list<N...>, K> {
+  using type = std::conditional_t<(std::is_same_v<N, K> || ...), type_list<N...>, type_list<N..., K>>;
+};
+
+/// True when a kernel's value depends on the element index alone (Note [costly subexpressions]).
+template <class K> struct pure_kernel : std::false_type {};
+template <class T> struct pure_kernel<expr::alias_kernel<T>> : std::true_type {};
+template <class T, std::size_t J> struct pure_kernel<expr::pooled_literal_kernel<T, J>> : std::true_type {};
+template <class T> struct pure_kernel<expr::unit_kernel<T>> : std::true_type {};
+template <class Op, class... K>
+struct pure_kernel<expr::node_kernel<Op, K...>> : std::bool_constant<std::is_empty_v<Op> && (pure_kernel<K>::value && ...)> {};
+
+template <class Op> constexpr bool costly_op() {
+  if constexpr (requires { Op::costly; }) return Op::costly;
+  else return false;
+}
+
+/// The distinct pure kernels with a costly op at the top inside kernels K..., children first,
+/// appended to list L.
+template <class L, class... K> struct costly_nodes { using type = L; };
+template <class L, class K0, class K1, class... K>
+struct costly_nodes<L, K0, K1, K...> : costly_nodes<typename costly_nodes<L, K0>::type, K1, K...> {};
+template <class L, class Op, class... K>
+struct costly_nodes<L, expr::node_kernel<Op, K...>> {
+  using kids = typename costly_nodes<L, K...>::type;
+  using self = expr::node_kernel<Op, K...>;
+  using type = std::conditional_t<costly_op<Op>() && pure_kernel<self>::value, typename append_unique<kids, self>::type, kids>;
+};
+
+/// An access that also holds the values of the kernels in list L at its element.
+template <class A, class V, class L> struct memo_access;
+template <class A, class V, class... N>
+struct memo_access<A, V, type_list<N...>> : A {
+  std::array<V, sizeof...(N)> values;
+  template <class K> static constexpr bool holds = (std::is_same_v<K, N> || ...);
+  template <class K> V memo() const {
+    constexpr std::size_t j = [] {
+      constexpr bool same[] = {std::is_same_v<K, N>...};
+      std::size_t q = 0;
+      while (!same[q]) ++q;
+      return q;
+    }();
+    return values[j];
+  }
+};
+
+/// Access a with the values of the kernels in L computed, children first.
+template <class V, class L, class A>
+auto memoize(const A& a) {
+  return [&]<class... N>(type_list<N...>) {
+    memo_access<A, V, L> m{a, {}};
+    if constexpr (sizeof...(N) > 0) {
+      std::size_t j = 0;
+      ((m.values[j++] = N{}.compute(m)), ...);
+    }
+    return m;
+  }(L{});
+}
+
+/// Runs kernels k and dk, whose leaves all read one buffer (alias_kernel leaves) and whose
+/// literals are pooled, over n elements: k's values into dst, dk's into dd, in one loop (Note
+/// [saved derivative] in expr/evaluate.hpp), their costly subexpressions computed once (Note
+/// [costly subexpressions]).
+template <class K, class DK, class T>
+FG_FLATTEN void run_row_with_derivative(const K& k, const DK& dk, std::size_t n, T* dst, T* dd, const T* src,
+                                        const T* pool) {
+  using L = typename costly_nodes<type_list<>, K, DK>::type;
+  std::size_t i = 0;
+  using B = xsimd::batch<T>;
+  constexpr std::size_t w = B::size;
+  for (; i + w <= n; i += w) {
+    const auto a = memoize<B, L>(batch_access<B>{static_cast<index_t>(i), src, pool});
+    const B v = k.eval(a), d = dk.eval(a);
+    v.store_unaligned(dst + i);
+    d.store_unaligned(dd + i);
+  }
+  for (; i < n; ++i) {
+    const auto a = memoize<T, L>(expr::flat_access{static_cast<index_t>(i), src, pool});
+    const T v = k.eval(a), d = dk.eval(a);
+    dst[i] = v;
+    dd[i] = d;
+  }
 }
 
 template <class T>
@@ -140,6 +236,8 @@ template <class T>
 expr::alias_kernel<T> alias_leaves(const expr::leaf_kernel<T>&) { return {}; }
 template <class T>
 expr::literal_kernel<T> alias_leaves(const expr::literal_kernel<T>& k) { return k; }
+template <class T, std::size_t J>
+expr::pooled_literal_kernel<T, J> alias_leaves(const expr::pooled_literal_kernel<T, J>& k) { return k; }
 template <class Op, class... K>
 auto alias_leaves(const expr::node_kernel<Op, K...>& k) {
   if constexpr (std::is_same_v<Op, ops::upstream_op>) {

@@ -67,8 +67,9 @@ void record_scalar(const E& e, std::size_t iter_rank, std::size_t g_rank, tensor
 
 /// Records e (evaluated on device d over `iter`, its upstream gradient reshaped to `gshape`) on
 /// the tapes that track one of its floating-point leaves.
-template <int Level, class E>
-void record_fused(const E& e, const fg::shape& iter, const fg::shape& gshape, fg::device d, tensor_id out) {
+template <int Level, class E, class D = tensor<typename E::value_type>>
+void record_fused(const E& e, const fg::shape& iter, const fg::shape& gshape, fg::device d, tensor_id out,
+                  D derivative = {}) {
   constexpr std::size_t L = expr::leaf_count<E>::value;
   if constexpr (L > 0) {
     if constexpr (Level == 0) {
@@ -94,7 +95,130 @@ void record_fused(const E& e, const fg::shape& iter, const fg::shape& gshape, fg
     if (ids.empty()) return;
     const tensor_id outs[1] = {out};
     record(std::span<const tensor_id>(ids.data(), ids.size()), outs,
-           [&] { return std::make_shared<fused_entry<Level, E>>(e, iter, gshape, std::move(inputs)); });
+           [&] {
+             // From the block cache (Note [buffer cache]): an entry holds its expression's
+             // shapes, often a kilobyte, which malloc serves slowly in a loop.
+             using F = fused_entry<Level, E>;
+             return std::allocate_shared<F>(host_allocator<F>{}, e, iter, gshape, std::move(inputs), std::move(derivative));
+           });
+  }
+}
+
+/// Note [saved derivative]: a fused backward pass recomputes what its forward pass computed
+/// (Note [fused backward]), which costs little for arithmetic and as much as the forward pass
+/// again for transcendental functions: sum(log(1 + exp(x)) * sigmoid(x) + x * x) takes three
+/// exponentials and a logarithm per element forward, and again backward. So when a user-level
+/// host evaluation has a costly op (ops' `costly`: exp, log, sigmoid, tanh...), reads one
+/// tensor that a recording tape tracks at every leaf, of the evaluation's own shape, the
+/// forward pass also computes the derivative of each element with respect to that tensor (the
+/// position gradients for an upstream of 1, summed), in the same loop over the same loads, so
+/// the compiler computes the shared subexpressions once (Note [aliased leaves]). The entry
+/// keeps the derivative (one tensor of the evaluation's shape), and its backward step is then
+/// upstream * derivative, one pass of arithmetic. When a tape records the backward step
+/// (higher orders), the saved derivative, a constant to that tape, would be wrong: the step
+/// then runs the derivative rules on the expression as before. The vjp rules are linear in the
+/// upstream gradient, so both give the same gradient up to rounding.
+template <class E> struct has_costly_op : std::false_type {};
+template <class Op, class... A>
+struct has_costly_op<expr::node<Op, A...>> : std::bool_constant<Op::costly || (has_costly_op<A>::value || ...)> {};
+
+/// acc plus the position gradients of type T among g, left to right as gated_sum adds them
+/// (no gates: every position is the one input's).
+template <class T, class Acc>
+auto sum_positions(const Acc& acc) {
+  return acc;
+}
+template <class T, class Acc, class G0, class... G>
+auto sum_positions(const Acc& acc, const G0& g0, const G&... g) {
+  if constexpr (!grad_of_type<T, G0>()) return sum_positions<T>(acc, g...);
+  else if constexpr (std::is_same_v<Acc, no_sum>) return sum_positions<T>(g0, g...);
+  else return sum_positions<T>(acc + g0, g...);
+}
+
+/// The expression of the derivative of S (the tree e stands for: Note [scalar entries]) with
+/// respect to the tensor at all its leaves, for upstream gradient `one` (a 1).
+template <class S, class E, class One, class T = typename E::value_type>
+auto derivative_of(const E& e, const One& one) {
+  const auto pg = position_grads_as<S>(e, one);
+  return [&]<std::size_t... P>(std::index_sequence<P...>) {
+    return sum_positions<T>(no_sum{}, std::get<P>(pg)...);
+  }(std::make_index_sequence<std::tuple_size_v<decltype(pg)>>{});
+}
+
+/// Number of literals in e.
+template <class E> struct literal_count : std::integral_constant<std::size_t, expr::is_literal<E>::value ? 1 : 0> {};
+template <class Op, class... A>
+struct literal_count<expr::node<Op, A...>> : std::integral_constant<std::size_t, (literal_count<A>::value + ... + 0)> {};
+
+/// The number of literals in the operands before operand I of an argument tuple.
+template <class Args, std::size_t I>
+constexpr std::size_t literals_before() {
+  return [&]<std::size_t... Q>(std::index_sequence<Q...>) {
+    return (std::size_t{0} + ... + literal_count<std::tuple_element_t<Q, Args>>::value);
+  }(std::make_index_sequence<I>{});
+}
+
+/// The tree e stands for when all its leaves read one buffer: leaves become alias_leaf, and
+/// the J-th literal, depth-first, pooled_literal<T, J> with its value in pool[J]. It holds no
+/// tensors and no shapes.
+template <std::size_t J, class E, class T>
+auto alias_tree(const E& e, T* pool) {
+  if constexpr (expr::is_literal<E>::value) {
+    pool[J] = static_cast<T>(e.value);
+    return expr::pooled_literal<typename E::value_type, J>{{e.value}};
+  } else if constexpr (expr::is_leaf<E>::value) {
+    return expr::alias_leaf<typename E::value_type>{};
+  } else {
+    return [&]<std::size_t... I>(std::index_sequence<I...>) {
+      using Args = decltype(E::args);
+      using N = expr::node<typename E::op_type, decltype(alias_tree<J + literals_before<Args, I>()>(std::get<I>(e.args), pool))...>;
+      return N(e.op, alias_tree<J + literals_before<Args, I>()>(std::get<I>(e.args), pool)...);
+    }(std::make_index_sequence<std::tuple_size_v<decltype(E::args)>>{});
+  }
+}
+template <class E, class T = typename E::value_type>
+using alias_tree_t = decltype(alias_tree<0>(std::declval<const E&>(), static_cast<T*>(nullptr)));
+
+template <class E>
+constexpr bool may_save_derivative() {
+  using T = typename E::value_type;
+  if constexpr (!std::is_floating_point_v<T> || !has_costly_op<E>::value || !host::detail::use_simd<E>()) {
+    return false;
+  } else {
+    using PG = decltype(position_grads(std::declval<const E&>(), expr::literal<T>{}));
+    constexpr std::size_t n = std::tuple_size_v<PG>;
+    if constexpr (count_positions<T, PG>(std::make_index_sequence<n>{}) == 0) return false;
+    else return host::detail::use_simd<decltype(derivative_of<E>(std::declval<const alias_tree_t<E>&>(), expr::unit_literal<T>{}))>();
+  }
+}
+
+/// Evaluates e over `iter` on the host saving its derivative (Note [saved derivative]) when e
+/// qualifies: its values into dst, or with dst null their sum into *sum. Returns the
+/// derivative, or an undefined tensor when e does not qualify (and then does nothing).
+template <class E, class T = typename E::value_type>
+tensor<T> evaluate_saving_derivative(const E& e, const fg::shape& iter, T* dst, typename host::sum_reducer<T>::acc* sum) {
+  if constexpr (!may_save_derivative<E>()) {
+    return {};
+  } else {
+    const std::size_t n = iter.elements();
+    if (n < 2 || !recording()) return {};
+    const tensor<T>* x = nullptr;
+    bool one = true;
+    expr::for_each_leaf(e, [&](const auto& l) {
+      one = one && l.value.shape() == iter && (x == nullptr || l.value.id() == x->id());
+      x = &l.value;
+    });
+    if (!one || !x->device().is_cpu()) return {};
+    const tensor_id id = x->id();
+    if (!any_tape_tracks(std::span<const tensor_id>(&id, 1))) return {};
+    tensor<T> d(iter, fg::device::cpu());
+    // Literals pooled, so that the copies of e's subexpressions inside the derivative read
+    // the same values from the same addresses and are computed once.
+    std::array<T, literal_count<E>::value + 1> pool;
+    const auto ae = alias_tree<0>(e, pool.data());
+    host::evaluate_host_with_derivative(ae, derivative_of<E>(ae, expr::unit_literal<T>{}), iter, x->data(),
+                                        pool.data(), dst, sum, d.buffer()->data);
+    return d;
   }
 }
 
@@ -105,6 +229,12 @@ tensor<T> evaluate_to(const E& e, const fg::shape& out) {
     if (e.shape() == out) return e.value;
   const fg::device d = common_device(e);
   tensor<T> r(out, d);
+  if constexpr (Level == 0 && may_save_derivative<E>()) {
+    if (tensor<T> dr = evaluate_saving_derivative(e, out, r.buffer()->data, nullptr); dr.defined()) {
+      record_fused<Level>(e, out, out, d, r.id(), std::move(dr));
+      return r;
+    }
+  }
   if (out.elements() == 1 && d.is_cpu()) {
     ++counters().passes;
     *r.buffer()->data = expr::point_value(e);
@@ -183,6 +313,16 @@ tensor<T> sum_to(const E& e, const fg::shape& iter, const fg::shape& target) {
     for (std::size_t d = 0; d < iter.rank(); ++d) keep.push_back(d < off ? 1 : target[d - off]);
     const fg::device dev = common_device(e);
     tensor<T> r(target, dev);
+    if constexpr (Level == 0 && may_save_derivative<E>()) {
+      if (keep.elements() == 1) {
+        typename host::sum_reducer<T>::acc sum(0);
+        if (tensor<T> dr = evaluate_saving_derivative(e, iter, static_cast<T*>(nullptr), &sum); dr.defined()) {
+          *r.buffer()->data = static_cast<T>(sum);
+          record_fused<Level>(e, iter, keep, dev, r.id(), std::move(dr));
+          return r;
+        }
+      }
+    }
     run_reduction<host::sum_reducer<T>>(e, iter, keep, dev, r.buffer()->data);
     if constexpr (std::is_floating_point_v<T>)
       if (recording()) record_fused<Level>(e, iter, keep, dev, r.id());
@@ -204,9 +344,11 @@ struct fused_entry final : backward_fn {
   E e;
   fg::shape iter, gshape;
   input_list inputs;
+  tensor<typename E::value_type> derivative;  ///< Note [saved derivative]; undefined when not saved
 
-  fused_entry(const E& ex, const fg::shape& it, const fg::shape& gs, input_list in)
-      : e(ex), iter(it), gshape(gs), inputs(std::move(in)) {}
+  fused_entry(const E& ex, const fg::shape& it, const fg::shape& gs, input_list in,
+              tensor<typename E::value_type> d = {})
+      : e(ex), iter(it), gshape(gs), inputs(std::move(in)), derivative(std::move(d)) {}
 
   const char* name() const noexcept override {
     if constexpr (expression<E>) return E::op_type::name;
@@ -218,6 +360,17 @@ struct fused_entry final : backward_fn {
     const auto* gp = std::get_if<tensor<R>>(&upstream[0]);
     if (!gp) return;
     tensor<R> g = gp->shape() == gshape ? *gp : reshape(*gp, gshape);
+    if constexpr (std::is_floating_point_v<R>) {
+      // Note [saved derivative]: its one input's gradient is upstream * derivative, unless a
+      // tape records this step.
+      if (derivative.defined() && !recording()) {
+        if (!needed[0]) return;
+        // An upstream of exactly 1 (a loss) changes nothing: the derivative is the gradient.
+        if (g.size() == 1 && g.device().is_cpu() && *g.data() == R(1)) grads[0] = derivative;
+        else grads[0] = sum_to<Level + 1>(expr::leaf<R>{g} * expr::leaf<R>{derivative}, iter, inputs[0].shape);
+        return;
+      }
+    }
     // A fused backward pass marks its upstream gradient (Note [aliased leaves]).
     const auto pg = [&] {
       if constexpr (Level + 1 <= fused_levels) return position_grads(e, expr::node<ops::upstream_op, expr::leaf<R>>(ops::upstream_op{}, expr::leaf<R>{g}));

@@ -20,7 +20,13 @@ struct gate_op : detail::op_traits {
   static constexpr const char* name = "gate";
   static constexpr bool arithmetic_only = false;
   bool on = true;
-  template <class V> FG_HD V operator()(V x) const { return on ? x : V(0); }
+  // A batch goes through select with a broadcast mask: GCC 12 at -O3 with AVX-512 compiles
+  // `on ? x : V(0)` on an xsimd batch into a masked move whose mask is the bool itself, keeping
+  // lane 0 only.
+  template <class V> FG_HD V operator()(V x) const {
+    if constexpr (std::is_arithmetic_v<V>) return on ? x : V(0);
+    else return select(typename V::batch_bool_type(on), x, V(0));
+  }
   template <std::size_t, class G, class X> auto vjp(const G& g, const X&) const {
     return expr::node<gate_op, detail::operand_t<G>>(*this, detail::to_operand(g));
   }

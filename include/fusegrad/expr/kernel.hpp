@@ -38,6 +38,18 @@ struct literal_kernel {
   template <class A> FG_HD auto eval(const A& a) const { return a.template broadcast<T>(value); }
 };
 
+/// A pooled literal (expr/node.hpp): reads slot J of the access's pool.
+template <class T, std::size_t J>
+struct pooled_literal_kernel {
+  template <class A> FG_HD auto eval(const A& a) const { return a.template pooled<T, J>(); }
+};
+
+/// A unit literal (expr/node.hpp): the constant 1.
+template <class T>
+struct unit_kernel {
+  template <class A> FG_HD auto eval(const A& a) const { return a.template broadcast<T>(T(1)); }
+};
+
 namespace kdetail {
 template <std::size_t I, class K> struct kslot { K k; };
 template <class Seq, class... K> struct kpack;
@@ -45,17 +57,29 @@ template <std::size_t... I, class... K>
 struct kpack<std::index_sequence<I...>, K...> : kslot<I, K>... {};
 template <std::size_t I, class K> FG_HD const K& kget(const kslot<I, K>& s) { return s.k; }
 template <std::size_t I, class K> FG_HD K& kget(kslot<I, K>& s) { return s.k; }
+
+/// True when access A holds the value of kernel K already (a memo_access, eval/host.hpp).
+template <class A, class K>
+constexpr bool memoized() {
+  if constexpr (requires { A::template holds<K>; }) return A::template holds<K>;
+  else return false;
+}
 }  // namespace kdetail
 
 template <class Op, class... K>
 struct node_kernel {
   [[no_unique_address]] Op op;
   kdetail::kpack<std::index_sequence_for<K...>, K...> kids;
-  template <class A> FG_HD auto eval(const A& a) const { return eval_(a, std::index_sequence_for<K...>{}); }
+  template <class A> FG_HD auto eval(const A& a) const {
+    if constexpr (kdetail::memoized<A, node_kernel>()) return a.template memo<node_kernel>();
+    else return compute(a);
+  }
+  /// This node's op applied to its operands' values (never its own memoized value).
+  template <class A> FG_HD auto compute(const A& a) const { return compute_(a, std::index_sequence_for<K...>{}); }
 
  private:
   template <class A, std::size_t... I>
-  FG_HD auto eval_(const A& a, std::index_sequence<I...>) const { return op(kdetail::kget<I>(kids).eval(a)...); }
+  FG_HD auto compute_(const A& a, std::index_sequence<I...>) const { return op(kdetail::kget<I>(kids).eval(a)...); }
 };
 
 /// Builds the kernel of e for output shape `out` (strides right-aligned to out's rank).
@@ -74,6 +98,12 @@ leaf_kernel<T> make_kernel(const leaf<T>& l, const fg::shape& out) {
 }
 template <class T>
 literal_kernel<T> make_kernel(const literal<T>& c, const fg::shape&) { return {c.value}; }
+template <class T, std::size_t J>
+pooled_literal_kernel<T, J> make_kernel(const pooled_literal<T, J>&, const fg::shape&) { return {}; }
+template <class T>
+alias_kernel<T> make_kernel(const alias_leaf<T>&, const fg::shape&) { return {}; }
+template <class T>
+unit_kernel<T> make_kernel(const unit_literal<T>&, const fg::shape&) { return {}; }
 template <class Op, class... A>
 auto make_kernel(const node<Op, A...>& n, const fg::shape& out) {
   return std::apply(
@@ -87,6 +117,8 @@ auto make_kernel(const node<Op, A...>& n, const fg::shape& out) {
 template <class T, class F> void for_each_leaf_kernel(leaf_kernel<T>& k, F&& f) { f(k); }
 template <class T, class F> void for_each_leaf_kernel(literal_kernel<T>&, F&&) {}
 template <class T, class F> void for_each_leaf_kernel(alias_kernel<T>&, F&&) {}
+template <class T, std::size_t J, class F> void for_each_leaf_kernel(pooled_literal_kernel<T, J>&, F&&) {}
+template <class T, class F> void for_each_leaf_kernel(unit_kernel<T>&, F&&) {}
 template <class Op, class... K, class F>
 void for_each_leaf_kernel(node_kernel<Op, K...>& k, F&& f) {
   [&]<std::size_t... I>(std::index_sequence<I...>) {
@@ -107,8 +139,10 @@ auto point_value(const E& e) {
 struct flat_access {
   index_t i;
   const void* alias = nullptr;  ///< the buffer alias_kernel leaves read
+  const void* pool = nullptr;   ///< the values of pooled literals
   template <class T> FG_HD T load(const leaf_kernel<T>& k) const { return k.ptr[i * k.step]; }
   template <class T> FG_HD T load_alias() const { return static_cast<const T*>(alias)[i]; }
+  template <class T, std::size_t J> FG_HD T pooled() const { return static_cast<const T*>(pool)[J]; }
   template <class T> FG_HD T broadcast(T v) const { return v; }
 };
 

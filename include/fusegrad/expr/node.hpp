@@ -32,6 +32,25 @@ struct literal {
   }
 };
 
+/// A literal whose value lives in slot J of a pool the evaluator passes in (Note [saved
+/// derivative] in expr/evaluate.hpp): every copy of it reads one address, so the compiler
+/// sees that the copies are equal.
+template <class T, std::size_t J>
+struct pooled_literal : literal<T> {};
+
+/// Stands for a leaf in a tree whose leaves all read one buffer, which the evaluator passes
+/// in (Note [saved derivative]): no tensor and no shape, so that the derivative rules build
+/// nodes over it as cheaply as over numbers. Its kernel is an alias_kernel.
+template <class T>
+struct alias_leaf : literal<T> {};
+
+/// The literal 1 as a constant the compiler sees: the upstream gradient of a saved derivative
+/// (Note [saved derivative]), so the rules' products with it cost nothing.
+template <class T>
+struct unit_literal : literal<T> {
+  unit_literal() : literal<T>{T(1)} {}
+};
+
 template <class E> struct leaf_count;
 
 /// The shape of a node over literals only, which is always the scalar shape: kept as no data.
@@ -99,6 +118,9 @@ template <class T> struct is_leaf : std::false_type {};
 template <class T> struct is_leaf<leaf<T>> : std::true_type {};
 template <class T> struct is_literal : std::false_type {};
 template <class T> struct is_literal<literal<T>> : std::true_type {};
+template <class T, std::size_t J> struct is_literal<pooled_literal<T, J>> : std::true_type {};
+template <class T> struct is_literal<alias_leaf<T>> : std::true_type {};
+template <class T> struct is_literal<unit_literal<T>> : std::true_type {};
 
 /// Anything that can stand inside an expression once converted (leaf, literal or node).
 template <class E>

@@ -101,6 +101,9 @@ struct op_traits {
   static constexpr bool floating_only = false;
   static constexpr bool arithmetic_only = true;
   static constexpr bool bool_only = false;
+  /// A transcendental function, dearer to recompute than to save (Note [saved derivative],
+  /// expr/evaluate.hpp).
+  static constexpr bool costly = false;
 };
 /// Marks a derivative that is identically zero (comparisons, floor...): pruned at compile time.
 struct zero_grad {};

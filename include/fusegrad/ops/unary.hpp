@@ -40,11 +40,13 @@ struct sign_op : op_traits {
   template <std::size_t, class G, class X> static zero_grad vjp(const G&, const X&) { return {}; }
 };
 struct exp_op : float_op {
+  static constexpr bool costly = true;
   static constexpr const char* name = "exp";
   template <class V> FG_HD V operator()(V x) const { using std::exp; return exp(x); }
   template <std::size_t, class G, class X> static auto vjp(const G& g, const X& x) { return g * exp(x); }
 };
 struct expm1_op : float_op {
+  static constexpr bool costly = true;
   static constexpr const char* name = "expm1";
   // Zeros pass through, keeping their sign (xsimd's batch expm1 turns -0.0 into +0.0).
   template <class V> FG_HD V operator()(V x) const {
@@ -55,11 +57,13 @@ struct expm1_op : float_op {
   template <std::size_t, class G, class X> static auto vjp(const G& g, const X& x) { return g * exp(x); }
 };
 struct log_op : float_op {
+  static constexpr bool costly = true;
   static constexpr const char* name = "log";
   template <class V> FG_HD V operator()(V x) const { using std::log; return log(x); }
   template <std::size_t, class G, class X> static auto vjp(const G& g, const X& x) { return g / x; }
 };
 struct log1p_op : float_op {
+  static constexpr bool costly = true;
   static constexpr const char* name = "log1p";
   // Zeros pass through, keeping their sign (xsimd's batch log1p turns -0.0 into +0.0).
   template <class V> FG_HD V operator()(V x) const {
@@ -91,26 +95,31 @@ struct reciprocal_op : float_op {
   template <std::size_t, class G, class X> static auto vjp(const G& g, const X& x) { return -g / (x * x); }
 };
 struct sin_op : float_op {
+  static constexpr bool costly = true;
   static constexpr const char* name = "sin";
   template <class V> FG_HD V operator()(V x) const { using std::sin; return sin(x); }
   template <std::size_t, class G, class X> static auto vjp(const G& g, const X& x) { return g * cos(x); }
 };
 struct cos_op : float_op {
+  static constexpr bool costly = true;
   static constexpr const char* name = "cos";
   template <class V> FG_HD V operator()(V x) const { using std::cos; return cos(x); }
   template <std::size_t, class G, class X> static auto vjp(const G& g, const X& x) { return -(g * sin(x)); }
 };
 struct tan_op : float_op {
+  static constexpr bool costly = true;
   static constexpr const char* name = "tan";
   template <class V> FG_HD V operator()(V x) const { using std::tan; return tan(x); }
   template <std::size_t, class G, class X> static auto vjp(const G& g, const X& x) { return g * (1 + square(tan(x))); }
 };
 struct tanh_op : float_op {
+  static constexpr bool costly = true;
   static constexpr const char* name = "tanh";
   template <class V> FG_HD V operator()(V x) const { using std::tanh; return tanh(x); }
   template <std::size_t, class G, class X> static auto vjp(const G& g, const X& x) { return g * (1 - square(tanh(x))); }
 };
 struct sigmoid_op : float_op {
+  static constexpr bool costly = true;
   static constexpr const char* name = "sigmoid";
   template <class V> FG_HD V operator()(V x) const { using std::exp; return V(1) / (V(1) + exp(-x)); }
   template <std::size_t, class G, class X> static auto vjp(const G& g, const X& x) { return g * sigmoid_derivative(x); }
@@ -118,6 +127,7 @@ struct sigmoid_op : float_op {
 // sigmoid's derivative s (1 - s) as one op: one exponential per element where the composite
 // sigmoid(x) * (1 - sigmoid(x)) takes two (backward passes recompute it for every element).
 struct sigmoid_derivative_op : float_op {
+  static constexpr bool costly = true;
   static constexpr const char* name = "sigmoid_derivative";
   template <class V> FG_HD V operator()(V x) const {
     using std::exp;
@@ -131,6 +141,7 @@ struct sigmoid_derivative_op : float_op {
 // softplus is a primitive, not log1p(exp(-|x|)) + max(x, 0) from primitives: the composite's
 // derivative at 0 would depend on the tie rules of abs and maximum (giving 1, not 0.5).
 struct softplus_op : float_op {
+  static constexpr bool costly = true;
   static constexpr const char* name = "softplus";
   template <class V> FG_HD V operator()(V x) const {
     using std::abs; using std::exp; using std::log1p; using std::max;
