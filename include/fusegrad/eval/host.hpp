@@ -114,6 +114,15 @@ struct memo_access<A, V, type_list<N...>> : A {
   }
 };
 
+}  // namespace detail
+}  // namespace fusegrad::host
+namespace fusegrad::expr::kdetail {
+template <class A, class V, class L>
+inline constexpr bool is_memo_access<host::detail::memo_access<A, V, L>> = true;
+}  // namespace fusegrad::expr::kdetail
+namespace fusegrad::host {
+namespace detail {
+
 /// Access a with the values of the kernels in L computed, children first.
 template <class V, class L, class A>
 auto memoize(const A& a) {

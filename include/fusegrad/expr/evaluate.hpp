@@ -67,9 +67,11 @@ void record_scalar(const E& e, std::size_t iter_rank, std::size_t g_rank, tensor
 
 /// Records e (evaluated on device d over `iter`, its upstream gradient reshaped to `gshape`) on
 /// the tapes that track one of its floating-point leaves.
-template <int Level, class E, class D = tensor<typename E::value_type>>
+/// `derivative`: the saved derivative (Note [saved derivative]), taken by the entry; null when
+/// none was saved.
+template <int Level, class E>
 void record_fused(const E& e, const fg::shape& iter, const fg::shape& gshape, fg::device d, tensor_id out,
-                  D derivative = {}) {
+                  tensor<typename E::value_type>* derivative = nullptr) {
   constexpr std::size_t L = expr::leaf_count<E>::value;
   if constexpr (L > 0) {
     if constexpr (Level == 0) {
@@ -99,7 +101,8 @@ void record_fused(const E& e, const fg::shape& iter, const fg::shape& gshape, fg
              // From the block cache (Note [buffer cache]): an entry holds its expression's
              // shapes, often a kilobyte, which malloc serves slowly in a loop.
              using F = fused_entry<Level, E>;
-             return std::allocate_shared<F>(host_allocator<F>{}, e, iter, gshape, std::move(inputs), std::move(derivative));
+             return std::allocate_shared<F>(host_allocator<F>{}, e, iter, gshape, std::move(inputs),
+                                            derivative ? std::move(*derivative) : tensor<typename E::value_type>{});
            });
   }
 }
@@ -179,10 +182,17 @@ auto alias_tree(const E& e, T* pool) {
 template <class E, class T = typename E::value_type>
 using alias_tree_t = decltype(alias_tree<0>(std::declval<const E&>(), static_cast<T*>(nullptr)));
 
+/// True when evaluations of E may save their derivative (Note [saved derivative]). Define
+/// FUSEGRAD_NO_SAVED_DERIVATIVE to turn it off: each such expression then compiles faster (it
+/// instantiates no combined loop) and its backward passes run the rules.
 template <class E>
 constexpr bool may_save_derivative() {
   using T = typename E::value_type;
+#ifdef FUSEGRAD_NO_SAVED_DERIVATIVE
+  if constexpr (true) {
+#else
   if constexpr (!std::is_floating_point_v<T> || !has_costly_op<E>::value || !host::detail::use_simd<E>()) {
+#endif
     return false;
   } else {
     using PG = decltype(position_grads(std::declval<const E&>(), expr::literal<T>{}));
@@ -231,7 +241,7 @@ tensor<T> evaluate_to(const E& e, const fg::shape& out) {
   tensor<T> r(out, d);
   if constexpr (Level == 0 && may_save_derivative<E>()) {
     if (tensor<T> dr = evaluate_saving_derivative(e, out, r.buffer()->data, nullptr); dr.defined()) {
-      record_fused<Level>(e, out, out, d, r.id(), std::move(dr));
+      record_fused<Level>(e, out, out, d, r.id(), &dr);
       return r;
     }
   }
@@ -318,7 +328,7 @@ tensor<T> sum_to(const E& e, const fg::shape& iter, const fg::shape& target) {
         typename host::sum_reducer<T>::acc sum(0);
         if (tensor<T> dr = evaluate_saving_derivative(e, iter, static_cast<T*>(nullptr), &sum); dr.defined()) {
           *r.buffer()->data = static_cast<T>(sum);
-          record_fused<Level>(e, iter, keep, dev, r.id(), std::move(dr));
+          record_fused<Level>(e, iter, keep, dev, r.id(), &dr);
           return r;
         }
       }

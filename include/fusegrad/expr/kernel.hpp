@@ -58,10 +58,12 @@ struct kpack<std::index_sequence<I...>, K...> : kslot<I, K>... {};
 template <std::size_t I, class K> FG_HD const K& kget(const kslot<I, K>& s) { return s.k; }
 template <std::size_t I, class K> FG_HD K& kget(kslot<I, K>& s) { return s.k; }
 
-/// True when access A holds the value of kernel K already (a memo_access, eval/host.hpp).
+/// True for accesses that hold the values of some kernels (memo_access, eval/host.hpp).
+template <class A> inline constexpr bool is_memo_access = false;
+/// True when access A holds the value of kernel K already.
 template <class A, class K>
 constexpr bool memoized() {
-  if constexpr (requires { A::template holds<K>; }) return A::template holds<K>;
+  if constexpr (is_memo_access<A>) return A::template holds<K>;
   else return false;
 }
 }  // namespace kdetail
@@ -71,8 +73,12 @@ struct node_kernel {
   [[no_unique_address]] Op op;
   kdetail::kpack<std::index_sequence_for<K...>, K...> kids;
   template <class A> FG_HD auto eval(const A& a) const {
-    if constexpr (kdetail::memoized<A, node_kernel>()) return a.template memo<node_kernel>();
-    else return compute(a);
+    if constexpr (kdetail::is_memo_access<A>) {
+      if constexpr (kdetail::memoized<A, node_kernel>()) return a.template memo<node_kernel>();
+      else return compute(a);
+    } else {
+      return compute(a);
+    }
   }
   /// This node's op applied to its operands' values (never its own memoized value).
   template <class A> FG_HD auto compute(const A& a) const { return compute_(a, std::index_sequence_for<K...>{}); }
