@@ -77,3 +77,53 @@ TEMPLATE_TEST_CASE("a backward pass with gated terms keeps every SIMD lane", "[t
     CHECK(dw.data()[i] == Approx(std::exp(xi) + xi).epsilon(1e-5).margin(1e-6));
   }
 }
+
+TEST_CASE("reduce_prod's gradient is the product of the other elements, zeros included", "[tape][reduce]") {
+  SECTION("all axes") {
+    fg::tensor<double> x(fg::shape{4}, std::vector<double>{2, 0, 3, 5});
+    fg::gradient_tape g;
+    g.watch(x);
+    fg::tensor<double> y = fg::reduce_prod(x);
+    fg::tensor<double> dx = g.gradient(y, x);
+    const double want[] = {0, 30, 0, 0};
+    for (std::size_t i = 0; i < 4; ++i) CHECK(dx.data()[i] == want[i]);
+  }
+  SECTION("two zeros") {
+    fg::tensor<double> x(fg::shape{3}, std::vector<double>{0, 4, 0});
+    fg::gradient_tape g;
+    g.watch(x);
+    fg::tensor<double> dx = g.gradient(fg::reduce_prod(x), x);
+    for (std::size_t i = 0; i < 3; ++i) CHECK(dx.data()[i] == 0);
+  }
+  SECTION("one axis of a matrix, with an upstream gradient") {
+    fg::tensor<double> x(fg::shape{2, 3}, std::vector<double>{1, 0, 3, 2, 4, 5});
+    fg::tensor<double> up(fg::shape{2}, std::vector<double>{10, 100});
+    fg::gradient_tape g({.persistent = true});
+    g.watch(x);
+    fg::tensor<double> rows = fg::reduce_prod(x, 1);  // {0, 40}
+    fg::tensor<double> d_rows = g.gradient(rows, x, up);
+    const double want_rows[] = {0, 30, 0, 2000, 1000, 800};
+    for (std::size_t i = 0; i < 6; ++i) CHECK(d_rows.data()[i] == want_rows[i]);
+    fg::tensor<double> cols = fg::reduce_prod(x, 0, true);  // {{2, 0, 15}}
+    fg::tensor<double> d_cols = g.gradient(cols, x);
+    const double want_cols[] = {2, 4, 5, 1, 0, 3};
+    for (std::size_t i = 0; i < 6; ++i) CHECK(d_cols.data()[i] == want_cols[i]);
+  }
+  SECTION("second derivative through the rule (no zeros)") {
+    fg::tensor<double> x(fg::shape{3}, std::vector<double>{2, 3, 5});
+    fg::gradient_tape outer;
+    outer.watch(x);
+    fg::tensor<double> dx;
+    {
+      fg::gradient_tape inner;
+      inner.watch(x);
+      dx = inner.gradient(fg::reduce_prod(x), x);  // {15, 10, 6}
+    }
+    // d/dx_j of sum_i prod_{k != i} x_k = sum_{i != j} prod_{k != i, j} x_k.
+    fg::tensor<double> d2 = outer.gradient(fg::sum(dx), x);
+    CHECK(dx.data()[0] == 15);
+    CHECK(d2.data()[0] == Approx(5 + 3));
+    CHECK(d2.data()[1] == Approx(5 + 2));
+    CHECK(d2.data()[2] == Approx(3 + 2));
+  }
+}

@@ -245,8 +245,6 @@ template <class T>
 expr::alias_kernel<T> alias_leaves(const expr::leaf_kernel<T>&) { return {}; }
 template <class T>
 expr::literal_kernel<T> alias_leaves(const expr::literal_kernel<T>& k) { return k; }
-template <class T, std::size_t J>
-expr::pooled_literal_kernel<T, J> alias_leaves(const expr::pooled_literal_kernel<T, J>& k) { return k; }
 template <class Op, class... K>
 auto alias_leaves(const expr::node_kernel<Op, K...>& k) {
   if constexpr (std::is_same_v<Op, ops::upstream_op>) {

@@ -112,11 +112,10 @@ T fold_chunk(const T* v, std::size_t n) {
 }
 }  // namespace detail
 
-/// Evaluates e and de (an expression of the same leaves: its derivative) over `out`, where
-/// every leaf of both reads src, a buffer of shape `out`, in one pass with aliased leaves
-/// (Note [saved derivative] in expr/evaluate.hpp): e's values into dst, or, with dst null,
-/// their sum added to *sum (in reduce_host's order: chunks folded, then added); de's values
-/// into dd.
+/// Evaluates the alias trees e and de (an expression and its derivative, Note [saved
+/// derivative] in expr/evaluate.hpp) over `out` in one pass: their leaves read src, a buffer of
+/// shape `out`, their pooled literals `pool`. e's values go into dst, or, with dst null, their
+/// sum is added to *sum (in reduce_host's order: chunks folded, then added); de's into dd.
 template <class E, class D, class T = typename E::value_type>
 void evaluate_host_with_derivative(const E& e, const D& de, const fg::shape& out, const T* src, const T* pool,
                                    T* dst, typename sum_reducer<T>::acc* sum, T* dd) {

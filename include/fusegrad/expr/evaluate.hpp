@@ -114,10 +114,13 @@ void record_fused(const E& e, const fg::shape& iter, const fg::shape& gshape, fg
 /// host evaluation has a costly op (ops' `costly`: exp, log, sigmoid, tanh...), reads one
 /// tensor that a recording tape tracks at every leaf, of the evaluation's own shape, the
 /// forward pass also computes the derivative of each element with respect to that tensor (the
-/// position gradients for an upstream of 1, summed), in the same loop over the same loads, so
-/// the compiler computes the shared subexpressions once (Note [aliased leaves]). The entry
-/// keeps the derivative (one tensor of the evaluation's shape), and its backward step is then
-/// upstream * derivative, one pass of arithmetic. When a tape records the backward step
+/// position gradients for an upstream of 1, summed), in the same loop over the same loads. Both
+/// trees are evaluated as alias trees (leaves load from the one buffer, literals read a pool,
+/// no tensors or shapes inside), so the copies of a subexpression that the rules make are
+/// equal to the compiler, and their costly parts are computed once per element (Note [costly
+/// subexpressions] in eval/host.hpp). The entry keeps the derivative (one tensor of the
+/// evaluation's shape), and its backward step is then upstream * derivative, one pass of
+/// arithmetic, or the derivative itself for an upstream of 1. When a tape records the backward step
 /// (higher orders), the saved derivative, a constant to that tape, would be wrong: the step
 /// then runs the derivative rules on the expression as before. The vjp rules are linear in the
 /// upstream gradient, so both give the same gradient up to rounding.
@@ -223,7 +226,8 @@ tensor<T> evaluate_saving_derivative(const E& e, const fg::shape& iter, T* dst, 
     if (!any_tape_tracks(std::span<const tensor_id>(&id, 1))) return {};
     tensor<T> d(iter, fg::device::cpu());
     // Literals pooled, so that the copies of e's subexpressions inside the derivative read
-    // the same values from the same addresses and are computed once.
+    // the same values from the same addresses and are computed once (one slot more than
+    // needed, so that the pool is never empty).
     std::array<T, literal_count<E>::value + 1> pool;
     const auto ae = alias_tree<0>(e, pool.data());
     host::evaluate_host_with_derivative(ae, derivative_of<E>(ae, expr::unit_literal<T>{}), iter, x->data(),

@@ -137,11 +137,26 @@ struct no_grad {
   template <class T>
   tensor<T> operator()(const tensor<T>& x, const tensor<T>&, const tensor<T>&, const axes&) const { return x; }
 };
-/// d prod / dx_i = prod / x_i (exact while no element is zero).
+/// d prod / dx_i is the product of the other elements, which stays right where some are zero
+/// (prod / x_i would divide by zero): with the reduced axes moved last and flattened, the
+/// exclusive running products from the left and from the right multiply to it, as TensorFlow
+/// computes it. Written with fusegrad ops, so it is recorded for higher orders.
 struct prod_grad {
   template <class T>
-  tensor<T> operator()(const tensor<T>& x, const tensor<T>& y, const tensor<T>& g, const axes&) const {
-    return g * y / x;
+  tensor<T> operator()(const tensor<T>& x, const tensor<T>&, const tensor<T>& g, const axes& ax) const {
+    const reduce_plan p = plan_reduce(x.shape(), ax, "reduce_prod");
+    if (x.rank() == 0) return g;
+    std::vector<long> perm, inverse(x.rank());
+    std::size_t kept = 1, folded = 1;
+    for (std::size_t d = 0; d < x.rank(); ++d)
+      if (!p.reduced[d]) perm.push_back(static_cast<long>(d)), kept *= x.shape()[d];
+    for (std::size_t d = 0; d < x.rank(); ++d)
+      if (p.reduced[d]) perm.push_back(static_cast<long>(d)), folded *= x.shape()[d];
+    for (std::size_t i = 0; i < perm.size(); ++i) inverse[static_cast<std::size_t>(perm[i])] = static_cast<long>(i);
+    const tensor<T> moved = transpose(x, perm);
+    const tensor<T> rows = reshape(moved, fg::shape{kept, folded});
+    const tensor<T> others = cumprod(rows, 1, true, false) * cumprod(rows, 1, true, true);
+    return g * transpose(reshape(others, moved.shape()), inverse);
   }
 };
 }  // namespace detail
