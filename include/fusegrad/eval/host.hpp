@@ -80,11 +80,6 @@ template <class T> struct pure_kernel<expr::unit_kernel<T>> : std::true_type {};
 template <class Op, class... K>
 struct pure_kernel<expr::node_kernel<Op, K...>> : std::bool_constant<std::is_empty_v<Op> && (pure_kernel<K>::value && ...)> {};
 
-template <class Op> constexpr bool costly_op() {
-  if constexpr (requires { Op::costly; }) return Op::costly;
-  else return false;
-}
-
 /// The distinct pure kernels with a costly op at the top inside kernels K..., children first,
 /// appended to list L.
 template <class L, class... K> struct costly_nodes { using type = L; };
@@ -94,7 +89,7 @@ template <class L, class Op, class... K>
 struct costly_nodes<L, expr::node_kernel<Op, K...>> {
   using kids = typename costly_nodes<L, K...>::type;
   using self = expr::node_kernel<Op, K...>;
-  using type = std::conditional_t<costly_op<Op>() && pure_kernel<self>::value, typename append_unique<kids, self>::type, kids>;
+  using type = std::conditional_t<Op::costly && pure_kernel<self>::value, typename append_unique<kids, self>::type, kids>;
 };
 
 /// An access that also holds the values of the kernels in list L at its element.

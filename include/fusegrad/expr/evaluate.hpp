@@ -128,27 +128,11 @@ template <class E> struct has_costly_op : std::false_type {};
 template <class Op, class... A>
 struct has_costly_op<expr::node<Op, A...>> : std::bool_constant<Op::costly || (has_costly_op<A>::value || ...)> {};
 
-/// acc plus the position gradients of type T among g, left to right as gated_sum adds them
-/// (no gates: every position is the one input's).
-template <class T, class Acc>
-auto sum_positions(const Acc& acc) {
-  return acc;
-}
-template <class T, class Acc, class G0, class... G>
-auto sum_positions(const Acc& acc, const G0& g0, const G&... g) {
-  if constexpr (!grad_of_type<T, G0>()) return sum_positions<T>(acc, g...);
-  else if constexpr (std::is_same_v<Acc, no_sum>) return sum_positions<T>(g0, g...);
-  else return sum_positions<T>(acc + g0, g...);
-}
-
 /// The expression of the derivative of S (the tree e stands for: Note [scalar entries]) with
 /// respect to the tensor at all its leaves, for upstream gradient `one` (a 1).
 template <class S, class E, class One, class T = typename E::value_type>
 auto derivative_of(const E& e, const One& one) {
-  const auto pg = position_grads_as<S>(e, one);
-  return [&]<std::size_t... P>(std::index_sequence<P...>) {
-    return sum_positions<T>(no_sum{}, std::get<P>(pg)...);
-  }(std::make_index_sequence<std::tuple_size_v<decltype(pg)>>{});
+  return position_sum<T>(position_grads_as<S>(e, one));
 }
 
 /// Number of literals in e.

@@ -91,20 +91,33 @@ constexpr std::size_t count_positions(std::index_sequence<P...>) {
   return (std::size_t{0} + ... + (grad_of_type<T, std::tuple_element_t<P, Tuple>>() ? 1 : 0));
 }
 
-template <class T, std::size_t P, class Tuple, class Acc>
+/// acc plus the gradients of type T at positions P onwards, left to right; with Gate, each
+/// behind a gate switched by on[position].
+template <class T, bool Gate, std::size_t P, class Tuple, class Acc>
 auto gated_sum_from(const Tuple& pg, const bool* on, const Acc& acc) {
   if constexpr (P == std::tuple_size_v<Tuple>) {
     return acc;
   } else {
     using G = std::tuple_element_t<P, Tuple>;
     if constexpr (!grad_of_type<T, G>()) {
-      return gated_sum_from<T, P + 1>(pg, on, acc);
+      return gated_sum_from<T, Gate, P + 1>(pg, on, acc);
     } else {
-      auto gated = expr::node<ops::gate_op, operand_t<G>>(ops::gate_op{{}, on[P]}, to_operand(std::get<P>(pg)));
-      if constexpr (std::is_same_v<Acc, no_sum>) return gated_sum_from<T, P + 1>(pg, on, gated);
-      else return gated_sum_from<T, P + 1>(pg, on, acc + gated);
+      auto term = [&] {
+        if constexpr (Gate) return expr::node<ops::gate_op, operand_t<G>>(ops::gate_op{{}, on[P]}, to_operand(std::get<P>(pg)));
+        else return to_operand(std::get<P>(pg));
+      }();
+      if constexpr (std::is_same_v<Acc, no_sum>) return gated_sum_from<T, Gate, P + 1>(pg, on, term);
+      else return gated_sum_from<T, Gate, P + 1>(pg, on, acc + term);
     }
   }
+}
+
+/// The sum of all position gradients of type T, without gates: the gradient of the one input
+/// that stands at every position (Note [saved derivative] in expr/evaluate.hpp). Call only
+/// when some position carries one.
+template <class T, class Tuple>
+auto position_sum(const Tuple& pg) {
+  return gated_sum_from<T, false, 0>(pg, nullptr, no_sum{});
 }
 
 /// Which positions of a position_grads tuple carry a (nonzero) gradient of type T.
@@ -136,7 +149,7 @@ auto gated_sum(const Tuple& pg, const bool* on) {
       return std::get<idx>(pg);
     }(std::make_index_sequence<n>{});
   } else {
-    return gated_sum_from<T, 0>(pg, on, no_sum{});
+    return gated_sum_from<T, true, 0>(pg, on, no_sum{});
   }
 }
 }  // namespace detail
