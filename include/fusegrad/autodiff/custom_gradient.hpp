@@ -65,7 +65,7 @@ std::vector<tensor<T>> as_grad_vector(R&& r) {
   } else if constexpr (tensor_like<D>) {
     return {tensor<T>(eval(r))};
   } else {
-    return std::apply([](auto&&... g) { return std::vector<tensor<T>>{tensor<T>(eval(g))...}; }, std::forward<R>(r));
+    return fg::detail::apply([](auto&&... g) { return std::vector<tensor<T>>{tensor<T>(eval(g))...}; }, std::forward<R>(r));
   }
 }
 
@@ -138,7 +138,7 @@ auto custom_gradient(F f) {
                   "fg::custom_gradient: all inputs must have one element type");
     const std::array<tensor<T>, sizeof...(args)> in{tensor<T>(eval(args))...};
     detail::variable_read_log log;
-    auto [value, grad] = std::apply([&](const auto&... a) { return f(a...); }, in);
+    auto [value, grad] = fg::detail::apply([&](const auto&... a) { return f(a...); }, in);
     std::vector<tensor<T>> outs;
     if constexpr (std::is_same_v<std::remove_cvref_t<decltype(value)>, std::vector<tensor<T>>>) {
       for (const auto& v : value) outs.push_back(detail::reissue(v));

@@ -25,13 +25,13 @@ template <class... T>
 auto gradients_of(gradient_tape& tape, const auto& y, const std::tuple<tensor<T>...>& in) {
   if constexpr (sizeof...(T) > 0 && (std::is_same_v<T, std::tuple_element_t<0, std::tuple<T...>>> && ...)) {
     using U = std::tuple_element_t<0, std::tuple<T...>>;
-    std::vector<tensor<U>> srcs = std::apply([](const auto&... t) { return std::vector<tensor<U>>{t...}; }, in);
+    std::vector<tensor<U>> srcs = fg::detail::apply([](const auto&... t) { return std::vector<tensor<U>>{t...}; }, in);
     std::vector<tensor<U>> g = tape.gradient(y, srcs);
     std::array<tensor<U>, sizeof...(T)> r;
     std::move(g.begin(), g.end(), r.begin());
     return r;
   } else {
-    return std::apply([&](const auto&... t) { return tape.gradient(y, std::tie(t...)); }, in);
+    return fg::detail::apply([&](const auto&... t) { return tape.gradient(y, std::tie(t...)); }, in);
   }
 }
 
@@ -39,8 +39,8 @@ template <class F, class... A>
 auto value_and_gradients(const F& f, const A&... args) {
   auto in = std::make_tuple(as_tensor_arg(args)...);
   gradient_tape tape;
-  std::apply([&](const auto&... t) { (tape.watch(t), ...); }, in);
-  auto y = std::apply([&](const auto&... t) { return eval(f(t...)); }, in);
+  fg::detail::apply([&](const auto&... t) { (tape.watch(t), ...); }, in);
+  auto y = fg::detail::apply([&](const auto&... t) { return eval(f(t...)); }, in);
   auto g = gradients_of(tape, y, in);
   return std::make_pair(y, std::move(g));
 }

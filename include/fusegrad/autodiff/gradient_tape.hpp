@@ -270,7 +270,7 @@ class gradient_tape {
     requires(tensor_like<Y>)
   std::tuple<tensor<value_type_of<S>>...> gradient(const Y& target, const std::tuple<S&...>& sources,
                                                    unconnected_gradients u = unconnected_gradients::none) {
-    std::vector<source> src = std::apply([&](const auto&... s) { return std::vector<source>{source_of(s)...}; }, sources);
+    std::vector<source> src = fg::detail::apply([&](const auto&... s) { return std::vector<source>{source_of(s)...}; }, sources);
     auto r = gradient_impl(target, std::nullopt, src, u);
     return [&]<std::size_t... I>(std::index_sequence<I...>) {
       return std::tuple<tensor<value_type_of<S>>...>{std::move(r[I]).template as<value_type_of<S>>()...};

@@ -3,42 +3,20 @@
 /// (host) memory of "/gpu:0" under a host Thrust system (Note [device systems]), and one Thrust
 /// transform over the outputs for integer types on every system.
 
-// First: it configures Thrust before any Thrust header is read.
-#include "device_runtime.hpp"
-
 #include <cstddef>
 #include <type_traits>
 
-#include <thrust/fill.h>
-#include <thrust/iterator/counting_iterator.h>
-#include <thrust/transform.h>
-
 #include "../core/config.hpp"
+#include "device_launch.hpp"
+#include "device_runtime.hpp"
 
-#if THRUST_DEVICE_SYSTEM == THRUST_DEVICE_SYSTEM_CUDA
+#if FUSEGRAD_CUDA_SYSTEM
 #include <fusegrad/cuda/blas.hpp>
 #else
 #include <cblas.h>
 #endif
 
 namespace fusegrad::device_eval {
-
-/// Element (batch, i, j) of the batched row-major product op(A) op(B), summed over k.
-template <class T>
-struct product_element {
-  const T* a;
-  const T* b;
-  index_t m, n, k, step_a, step_b;
-  bool ta, tb;
-  FG_HD T operator()(index_t e) const {
-    const index_t j = e % n, i = (e / n) % m, p = e / (m * n);
-    const T* pa = a + p * step_a;
-    const T* pb = b + p * step_b;
-    T acc = 0;
-    for (index_t q = 0; q < k; ++q) acc += (ta ? pa[q * m + i] : pa[i * k + q]) * (tb ? pb[j * k + q] : pb[q * n + j]);
-    return acc;
-  }
-};
 
 /// `batch` row-major products C_p = op(A_p) op(B_p) on device d (A_p m x k and B_p k x n after
 /// op; A_p starts step_a elements after A_{p-1}, 0 reusing one matrix for every product).
@@ -47,13 +25,9 @@ void gemm(bool ta, bool tb, std::size_t m, std::size_t n, std::size_t k, std::si
           std::size_t step_a, const T* b, std::size_t step_b, T* c, fg::device d) {
   const std::size_t outputs = batch * m * n;
   if (outputs == 0) return;
-  device_guard g(d);
-  if (k == 0) {
-    checked("fg::matmul", d, [&] { thrust::fill_n(launch_policy(), c, outputs, T(0)); });
-    return;
-  }
+  if (k == 0) return launch_fill(c, outputs, T(0), d);
   if constexpr (std::is_floating_point_v<T>) {
-#if THRUST_DEVICE_SYSTEM == THRUST_DEVICE_SYSTEM_CUDA
+#if FUSEGRAD_CUDA_SYSTEM
     cuda::gemm_batched<T>(ta, tb, m, n, k, batch, a, step_a, b, step_b, c, d);
 #else
     // "/gpu:0" memory is host memory here: BLAS reads it in place (Note [device systems]).
@@ -70,12 +44,9 @@ void gemm(bool ta, bool tb, std::size_t m, std::size_t n, std::size_t k, std::si
     }
 #endif
   } else {
-    const thrust::counting_iterator<index_t> first(0);
     const product_element<T> f{a, b, static_cast<index_t>(m), static_cast<index_t>(n), static_cast<index_t>(k),
                                static_cast<index_t>(step_a), static_cast<index_t>(step_b), ta, tb};
-    checked("fg::matmul", d, [&] {
-      thrust::transform(launch_policy(), first, first + static_cast<index_t>(outputs), c, f);
-    });
+    launch_product(f, outputs, d, c);
   }
 }
 }  // namespace fusegrad::device_eval

@@ -258,7 +258,7 @@ void for_each_own_leaf(const E& e, F&& f) {
   if constexpr (expr::is_leaf<E>::value) f(e);
   else if constexpr (expression<E>) {
     if constexpr (!std::is_same_v<typename E::op_type, ops::upstream_op>)
-      std::apply([&](const auto&... a) { (for_each_own_leaf(a, f), ...); }, e.args);
+      fg::detail::apply([&](const auto&... a) { (for_each_own_leaf(a, f), ...); }, e.args);
   }
 }
 

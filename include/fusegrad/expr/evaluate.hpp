@@ -259,8 +259,8 @@ tensor<T> evaluate_unfused(const E& e) {
   if constexpr (expr::is_leaf<E>::value) {
     return e.value;
   } else {
-    auto leafy = std::apply([](const auto&... a) { return std::make_tuple(unfused_operand(a)...); }, e.args);
-    using N = decltype(std::apply([&](const auto&... a) { return expr::node<typename E::op_type, std::remove_cvref_t<decltype(a)>...>(e.op, a...); }, leafy));
+    auto leafy = fg::detail::apply([](const auto&... a) { return std::make_tuple(unfused_operand(a)...); }, e.args);
+    using N = decltype(fg::detail::apply([&](const auto&... a) { return expr::node<typename E::op_type, std::remove_cvref_t<decltype(a)>...>(e.op, a...); }, leafy));
     return evaluate_to<fused_levels>(N(e.op, leafy, e.shape()), e.shape());
   }
 }
@@ -412,7 +412,7 @@ template <class E>
 typename thin_tree<E>::type to_thin(const E& e) {
   if constexpr (expr::is_leaf<E>::value) return {*e.value.data()};
   else if constexpr (expr::is_literal<E>::value) return e;
-  else return std::apply([&](const auto&... a) { return typename thin_tree<E>::type{e.op, {to_thin(a)...}}; }, e.args);
+  else return fg::detail::apply([&](const auto&... a) { return typename thin_tree<E>::type{e.op, {to_thin(a)...}}; }, e.args);
 }
 
 /// The tree E stands for with every leaf a literal: what run_scalar differentiates.

@@ -3,7 +3,10 @@
 
 #include <atomic>
 #include <concepts>
+#include <cstddef>
+#include <tuple>
 #include <type_traits>
+#include <utility>
 
 #include "../core/config.hpp"
 
@@ -25,6 +28,16 @@ struct upstream_op;  // expr/gradient.hpp: marks the upstream gradient in a back
 }
 
 namespace detail {
+/// std::apply without its noexcept specification: computing that instantiates the callee's
+/// is_nothrow_invocable test for every expression type, a large share of the compile time of
+/// an expression (and more so in nvcc's front end).
+template <class F, class Tuple>
+constexpr decltype(auto) apply(F&& f, Tuple&& t) {
+  return [&]<std::size_t... I>(std::index_sequence<I...>) -> decltype(auto) {
+    return static_cast<F&&>(f)(std::get<I>(static_cast<Tuple&&>(t))...);
+  }(std::make_index_sequence<std::tuple_size_v<std::remove_reference_t<Tuple>>>{});
+}
+
 /// A fresh tensor identity. Note [tensor ids]: ids are what tapes watch; copies of a tensor
 /// share its id, every evaluation makes a new one, and a variable keeps one id for all its values.
 /// Each thread takes ids in blocks, so making a tensor costs no atomic operation.

@@ -112,7 +112,7 @@ template <class T>
 unit_kernel<T> make_kernel(const unit_literal<T>&, const fg::shape&) { return {}; }
 template <class Op, class... A>
 auto make_kernel(const node<Op, A...>& n, const fg::shape& out) {
-  return std::apply(
+  return fg::detail::apply(
       [&](const auto&... a) {
         return node_kernel<Op, decltype(make_kernel(a, out))...>{n.op, {{make_kernel(a, out)}...}};
       },
@@ -138,7 +138,7 @@ template <class E>
 auto point_value(const E& e) {
   if constexpr (is_leaf<E>::value) return *e.value.data();
   else if constexpr (is_literal<E>::value) return e.value;
-  else return std::apply([&](const auto&... a) { return e.op(point_value(a)...); }, e.args);
+  else return fg::detail::apply([&](const auto&... a) { return e.op(point_value(a)...); }, e.args);
 }
 
 /// Scalar access at flat element i (every leaf walks with the output or is broadcast whole).

@@ -93,7 +93,7 @@ struct node : node_base {
  private:
   static auto shape_of(const std::tuple<A...>& t) {
     if constexpr (literals_only) return scalar_shape{};
-    else return stored_shape{std::apply([](const auto&... x) { return broadcast(x...); }, t)};
+    else return stored_shape{fg::detail::apply([](const auto&... x) { return broadcast(x...); }, t)};
   }
   template <class B0, class... B>
   static fg::shape broadcast(const B0& b0, const B&... b) {
@@ -137,7 +137,7 @@ template <class E, class F>
 void for_each_leaf(const E& e, F&& f) {
   if constexpr (is_leaf<E>::value) f(e);
   else if constexpr (expression<E>)
-    std::apply([&](const auto&... a) { (for_each_leaf(a, f), ...); }, e.args);
+    fg::detail::apply([&](const auto&... a) { (for_each_leaf(a, f), ...); }, e.args);
 }
 
 /// True when every leaf and literal of E has element type F (the SIMD fast path's condition).

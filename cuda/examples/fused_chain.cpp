@@ -1,6 +1,7 @@
 // Fusion on the GPU: inside fg::device_scope("/gpu:0") the chain log(1 + exp(x)) * sigmoid(x)
 // + x * x is one CUDA kernel, its sum one reduction, and its gradient one kernel, exactly as on
-// the host (examples/fused_chain.cpp); the values come back with .cpu().
+// the host (examples/fused_chain.cpp); the values come back with .cpu(). Built as separate
+// kernels (Note [separate kernels]): this file by the host compiler, its kernels by nvcc.
 #include <fusegrad/fusegrad.hpp>
 
 #include <cmath>

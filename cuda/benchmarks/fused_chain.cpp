@@ -4,9 +4,13 @@
 // op by op (one kernel and one temporary per op). Each is reported as achieved bandwidth (the
 // bytes the work must move, divided by its time) and as a fraction of a device-to-device copy
 // measured in the same run. Usage: fused_chain [max_n]   (default 1e8)
+// Built as separate kernels (Note [separate kernels]): this file by the host compiler, the
+// hand-written kernels (hand_kernels.cu) and fusegrad's kernels by nvcc.
 #include <fusegrad/fusegrad.hpp>
 
 #include <cuda_runtime_api.h>
+
+#include "hand_kernels.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -21,29 +25,6 @@ void check(cudaError_t s, const char* call) {
     std::fprintf(stderr, "fused_chain: %s failed: %s\n", call, cudaGetErrorString(s));
     std::exit(1);
   }
-}
-
-__global__ void chain_forward(const float* x, float* y, std::size_t n) {
-  for (std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; i < n; i += std::size_t{blockDim.x} * gridDim.x) {
-    const float v = x[i];
-    y[i] = logf(1.f + expf(v)) * (1.f / (1.f + expf(-v))) + v * v;
-  }
-}
-
-// y and dy/dx = sigmoid(x)^2 + log(1 + e^x) sigmoid(x) (1 - sigmoid(x)) + 2x in one pass.
-__global__ void chain_forward_backward(const float* x, float* y, float* dx, std::size_t n) {
-  for (std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; i < n; i += std::size_t{blockDim.x} * gridDim.x) {
-    const float v = x[i];
-    const float sp = logf(1.f + expf(v)), sig = 1.f / (1.f + expf(-v));
-    y[i] = sp * sig + v * v;
-    dx[i] = sig * sig + sp * sig * (1.f - sig) + 2.f * v;
-  }
-}
-
-int grid_for(std::size_t n) {
-  int sms = 0;
-  check(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0), "cudaDeviceGetAttribute");
-  return static_cast<int>(std::min<std::size_t>((n + 255) / 256, static_cast<std::size_t>(sms) * 32));
 }
 
 /// Median seconds per call of f over `reps` timed calls after one warm-up, the GPU drained
@@ -96,8 +77,7 @@ int main(int argc, char** argv) {
       fg::tensor<float> y = fg::log(1 + fg::exp(x)) * fg::sigmoid(x) + x * x;
     }, reps), fwd, copy_bw);
     report("forward", "hand-written CUDA", n, seconds([&] {
-      chain_forward<<<grid_for(n), 256>>>(x.data(), out.buffer()->data, n);
-      check(cudaGetLastError(), "chain_forward");
+      check(hand_chain_forward(x.data(), out.buffer()->data, n), "chain_forward");
     }, reps), fwd, copy_bw);
     report("forward", "fusegrad op by op", n, seconds([&] {
       fg::tensor<float> y = fg::detail::evaluate_unfused(fg::log(1 + fg::exp(x)) * fg::sigmoid(x) + x * x);
@@ -110,8 +90,7 @@ int main(int argc, char** argv) {
       const fg::tensor<float> dx = tape.gradient(y, x);
     }, reps), fwd_bwd, copy_bw);
     report("forward+backward", "hand-written CUDA", n, seconds([&] {
-      chain_forward_backward<<<grid_for(n), 256>>>(x.data(), out.buffer()->data, out2.buffer()->data, n);
-      check(cudaGetLastError(), "chain_forward_backward");
+      check(hand_chain_forward_backward(x.data(), out.buffer()->data, out2.buffer()->data, n), "chain_forward_backward");
     }, reps), fwd_bwd, copy_bw);
     report("forward+backward", "fusegrad op by op", n, seconds([&] {
       fg::gradient_tape tape;
