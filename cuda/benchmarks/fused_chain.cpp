@@ -1,7 +1,8 @@
 // The elementwise chain y = log(1 + exp(x)) * sigmoid(x) + x * x on float32 vectors of 1e6 to
 // 1e8 elements on the GPU, forward and forward + backward, in one run: fusegrad fused (one
-// kernel per pass), a hand-written CUDA kernel doing the same work in one pass, and fusegrad
-// op by op (one kernel and one temporary per op). Each is reported as achieved bandwidth (the
+// kernel per pass), a hand-written CUDA kernel doing the same work in one pass, fusegrad op by
+// op (one kernel and one temporary per op), and PyTorch eager where it is installed with CUDA
+// (fused_chain_torch.py, run for each N). Each is reported as achieved bandwidth (the
 // bytes the work must move, divided by its time) and as a fraction of a device-to-device copy
 // measured in the same run. Usage: fused_chain [max_n]   (default 1e8)
 // Built as separate kernels (Note [separate kernels]): this file by the host compiler, the
@@ -16,6 +17,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <string>
 #include <vector>
 
 namespace {
@@ -42,6 +44,20 @@ double seconds(F f, int reps) {
   }
   std::sort(t.begin(), t.end());
   return t[t.size() / 2];
+}
+
+/// The PyTorch eager rows for n (fused_chain_torch.py, in the same run), when the build named
+/// the script (FUSEGRAD_TORCH_ROWS) and python3 runs; FUSEGRAD_PYTHON picks another interpreter.
+void torch_rows(std::size_t n, int reps, double copy_bw) {
+#if defined(FUSEGRAD_TORCH_ROWS)
+  const char* python = std::getenv("FUSEGRAD_PYTHON");
+  const std::string cmd = std::string(python ? python : "python3") + " '" + FUSEGRAD_TORCH_ROWS + "' " +
+                          std::to_string(n) + " " + std::to_string(reps) + " " + std::to_string(copy_bw);
+  std::fflush(stdout);
+  if (std::system(cmd.c_str()) != 0) std::printf("%-9zu PyTorch eager: `%s` failed\n", n, cmd.c_str());
+#else
+  (void)n, (void)reps, (void)copy_bw;
+#endif
 }
 
 void report(const char* pass, const char* who, std::size_t n, double secs, double bytes, double copy_bw) {
@@ -100,6 +116,7 @@ int main(int argc, char** argv) {
       const fg::tensor<float> a = l * s, b = x * x, y = a + b;
       const fg::tensor<float> dx = tape.gradient(y, x);
     }, reps), fwd_bwd, copy_bw);
+    torch_rows(n, reps, copy_bw);
     std::printf("\n");
   }
   return 0;
