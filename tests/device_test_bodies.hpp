@@ -235,7 +235,7 @@ TEST_CASE("each layout of a device reduction gives numpy's answer", "[device][re
     const fg::tensor<double> c = fg::reshape(fg::cast<double>(fg::range<std::int32_t>(4)), {4, 1});
     out.push_back(snap(fg::reduce_sum(c + fg::cast<double>(fg::range<std::int32_t>(1000)))));
     expect_values(out.back(), {2004000.0});
-    // A full reduction of a flat chain (one transform_reduce): sum of 2 * (arange(15000) % 7)
+    // A full reduction of a flat chain (the flat path of the chunked fold, then thrust::reduce): sum of 2 * (arange(15000) % 7)
     out.push_back(snap(fg::reduce_sum(k * 2)));
     expect_values(out.back(), {2 * (14995.0 + 14999.0 + 15003.0)});
     return out;
