@@ -778,3 +778,20 @@ TEST_CASE("float mod is exact for large quotients and infinite divisors, as Tens
   // np.mod(np.float32(12345678), np.float32(0.1)) = 0.016035065
   CHECK(fg::tensor<float>(fg::tensor<float>(12345678.f) % 0.1f).item() == Approx(0.016035065f));
 }
+
+TEST_CASE("division's gradients stay nan at a zero divisor under a zero upstream, as TensorFlow's do",
+          "[binary][gradient]") {
+  // tests/reference/where_mask_grads.py: for sum(where(b != 0, a / b, 0)) at a = [1, 1],
+  // b = [0, 2], TensorFlow 2.21 gives da = [nan, 0.5] and db = [nan, -0.25] (Note [zero
+  // upstream], ops/unary.hpp: only sqrt, rsqrt and reciprocal mask a zero upstream).
+  fg::tensor<double> a = {1.0, 1.0}, b = {0.0, 2.0};
+  fg::gradient_tape tape({.persistent = true});
+  tape.watch(a);
+  tape.watch(b);
+  const fg::tensor<double> y = fg::reduce_sum(fg::where(b != 0, a / b, 0));
+  const fg::tensor<double> da = tape.gradient(y, a), db = tape.gradient(y, b);
+  CHECK(std::isnan(da.data()[0]));
+  CHECK(da.data()[1] == 0.5);
+  CHECK(std::isnan(db.data()[0]));
+  CHECK(db.data()[1] == -0.25);
+}

@@ -475,5 +475,31 @@ TEST_CASE("out of device memory raises out_of_memory naming the size and leaves 
   const fg::tensor<float> after = kept * 2;
   CHECK(values(after) == std::vector<float>{2.f, 4.f, 6.f});
 }
+
+TEST_CASE("jacobian and batch_jacobian answer on the target's device, whatever the default device", "[device][jacobian]") {
+  // The seeds and the Jacobian are built on the host and the gradients read through host
+  // copies (on a real GPU a device buffer is not host memory); the seeds and the result go to
+  // the target's device.
+  const auto jacobians = [](const fg::tensor<double>& x, const fg::tensor<double>& xb) {
+    fg::gradient_tape tape({.persistent = true});
+    tape.watch(x);
+    tape.watch(xb);
+    const fg::tensor<double> y = x * x;
+    const fg::tensor<double> yb = xb * xb * xb;
+    const fg::tensor<double> j = tape.jacobian(y, x), jb = tape.batch_jacobian(yb, xb);
+    expect_values(snap(j), {2, 0, 0, 0, 4, 0, 0, 0, 6});    // diag(2 x)
+    expect_values(snap(jb), {3, 0, 0, 12, 27, 0, 0, 48});  // per example diag(3 x^2)
+    return snapshots{snap(j), snap(jb)};
+  };
+  const fg::tensor<double> xh = {1., 2., 3.};
+  const fg::tensor<double> xbh = {{1., 2.}, {3., 4.}};
+  same_on_host_and_device([&] { return jacobians(xh.to(fg::default_device()), xbh.to(fg::default_device())); });
+  // Targets on the device under the host's default device, and on the host inside a device scope.
+  for (const fg::device d : {fg::device::gpu(0), fg::device::cpu()}) {
+    INFO("target on " << d.str());
+    fg::device_scope scope(d.is_gpu() ? fg::device::cpu() : fg::device::gpu(0));
+    for (const snapshot& s : jacobians(xh.to(d), xbh.to(d))) CHECK(s.device == d);
+  }
+}
 #endif
 }  // namespace fg_device_test

@@ -2,6 +2,8 @@
 #include <catch2/catch.hpp>
 #include <fusegrad/fusegrad.hpp>
 
+#include <cmath>
+
 namespace {
 /// The first three derivatives of f at v, through three nested tapes.
 template <class F>
@@ -88,4 +90,37 @@ TEST_CASE("second derivatives through broadcasting reduce to the right shapes", 
   auto [gaa, gab] = outer.gradient(ga, std::tie(a, b));
   CHECK(gaa.data()[0] == 24.0);   // d/da sum(2 a sum(b)) = 2 * 12
   CHECK(gab.data()[0] == 6.0);    // d/db_j sum_i 2 a_i sum(b) = 2 (1 + 2)
+}
+
+TEST_CASE("third derivatives of sqrt, rsqrt and reciprocal match calculus with their zero-upstream rules",
+          "[higher_order]") {
+  // Their rules give 0 where the upstream is 0 (Note [zero upstream], ops/unary.hpp); that
+  // changes none of the derivatives where the upstream is not 0.
+  const double v = 0.7;
+  auto s = three_derivatives([](const auto& x) { return fg::tensor<double>(fg::sqrt(x)); }, v);
+  CHECK(s[0] == Approx(0.5 * std::pow(v, -0.5)));
+  CHECK(s[1] == Approx(-0.25 * std::pow(v, -1.5)));
+  CHECK(s[2] == Approx(0.375 * std::pow(v, -2.5)));
+  auto r = three_derivatives([](const auto& x) { return fg::tensor<double>(fg::rsqrt(x)); }, v);
+  CHECK(r[0] == Approx(-0.5 * std::pow(v, -1.5)));
+  CHECK(r[1] == Approx(0.75 * std::pow(v, -2.5)));
+  CHECK(r[2] == Approx(-1.875 * std::pow(v, -3.5)));
+  auto q = three_derivatives([](const auto& x) { return fg::tensor<double>(fg::reciprocal(x)); }, v);
+  CHECK(q[0] == Approx(-1 / (v * v)));
+  CHECK(q[1] == Approx(2 / (v * v * v)));
+  CHECK(q[2] == Approx(-6 / (v * v * v * v)));
+  // Through where's zero upstream: d2/dv2 sum(where(v > 0, sqrt(v), 0)) at v = 4 is -v^-1.5 / 4.
+  fg::tensor<double> x = {-1.0, 4.0};
+  fg::gradient_tape outer;
+  outer.watch(x);
+  fg::tensor<double> d1;
+  {
+    fg::gradient_tape inner;
+    inner.watch(x);
+    d1 = inner.gradient(fg::reduce_sum(fg::where(x > 0, fg::sqrt(x), 0)), x);
+  }
+  CHECK(d1.data()[0] == 0.0);
+  CHECK(d1.data()[1] == 0.25);
+  const fg::tensor<double> d2 = outer.gradient(d1, x);
+  CHECK(d2.data()[1] == Approx(-0.03125));
 }

@@ -1,6 +1,6 @@
-// Saved derivatives (Note [saved derivative] in expr/evaluate.hpp): a recorded host evaluation
-// of one tensor with a transcendental op computes its derivative in the forward pass; the
-// backward step is then a product, or nothing at all for an upstream gradient of 1.
+// Saved derivatives (Note [saved derivative] in eager/saved_derivative.hpp): a recorded host
+// loss (a full sum) of one tensor with a transcendental op computes its derivative in the
+// forward pass; the backward step is then a product, or nothing at all for an upstream of 1.
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <fusegrad/fusegrad.hpp>
@@ -32,13 +32,27 @@ TEST_CASE("a fused loss saves its derivative: one forward pass, no backward pass
   CHECK(loss.item() == Approx(ref_loss).epsilon(1e-12));
 }
 
-TEST_CASE("a saved derivative times an upstream gradient other than 1 is one pass", "[tape][fusion][saved]") {
+TEST_CASE("a saved derivative times an upstream gradient other than 1", "[tape][fusion][saved]") {
   fg::tensor<double> x = fg::linspace<double>(-2, 2, 33);
   fg::gradient_tape g;
   g.watch(x);
-  fg::tensor<double> y = fg::tanh(x) * 3.0;  // elementwise: the upstream is a tensor
-  fg::tensor<double> w = fg::linspace<double>(1, 5, 33);
+  fg::tensor<double> y = fg::sum(fg::tanh(x) * 3.0);
+  fg::tensor<double> dx = g.gradient(y, x, fg::tensor<double>(2.5));
+  for (std::size_t i = 0; i < 33; ++i) {
+    const double t = std::tanh(x.data()[i]);
+    CHECK(dx.data()[i] == Approx(2.5 * 3 * (1 - t * t)).epsilon(1e-13));
+  }
+}
+
+TEST_CASE("an elementwise evaluation saves nothing; its backward step is one block pass", "[tape][fusion][saved]") {
+  fg::tensor<double> x = fg::linspace<double>(-2, 2, 33);
+  fg::gradient_tape g;
+  g.watch(x);
   auto& c = fg::detail::counters();
+  const auto live = c.live_buffers;
+  fg::tensor<double> y = fg::tanh(x) * 3.0;  // elementwise: the upstream is a tensor
+  CHECK(c.live_buffers == live + 1);         // y only
+  fg::tensor<double> w = fg::linspace<double>(1, 5, 33);
   const auto p0 = c.passes;
   fg::tensor<double> dx = g.gradient(y, x, w);
   CHECK(c.passes - p0 == 1);
@@ -71,7 +85,7 @@ TEST_CASE("the saved derivative agrees with the derivative rules run on the expr
   fg::tensor<float> y = f(x);
   fg::tensor<float> g_saved = saved.gradient(y, x);
   // A persistent tape answering inside its own scope records the backward step, so the step
-  // runs the derivative rules on the expression.
+  // runs the derivative rules on the expression's program, op by op.
   fg::gradient_tape rules({.persistent = true});
   rules.watch(x);
   fg::tensor<float> y2 = f(x);
@@ -122,7 +136,7 @@ TEST_CASE("second derivatives through a saved derivative use the rules", "[tape]
 TEST_CASE("expressions that do not qualify are differentiated by the rules", "[tape][fusion][saved]") {
   fg::tensor<double> x = fg::linspace<double>(-1, 1, 17);
   fg::tensor<double> w = fg::linspace<double>(0.5, 2, 17);
-  fg::gradient_tape g({.persistent = true});
+  fg::gradient_tape g;
   g.watch(x);
   auto& c = fg::detail::counters();
   SECTION("two tensors") {
@@ -154,10 +168,10 @@ TEST_CASE("a saved derivative lives with its tape entry", "[tape][memory][saved]
     fg::tensor<double> x = fg::linspace<double>(0, 1, 1000);
     fg::gradient_tape tape;
     tape.watch(x);
-    fg::tensor<double> y = fg::exp(x) * fg::cos(x);
+    fg::tensor<double> y = fg::sum(fg::exp(x) * fg::cos(x));
     CHECK(c.live_buffers == live0 + 3);  // x, y, and the derivative the tape keeps
     fg::tensor<double> g = tape.gradient(y, x);
-    CHECK(c.live_buffers == live0 + 3);  // x, y, g
+    CHECK(c.live_buffers == live0 + 3);  // x, y, g (the derivative itself, handed over)
     CHECK(tape.size() == 0);
   }
   CHECK(c.live_buffers == live0);

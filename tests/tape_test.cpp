@@ -3,6 +3,11 @@
 #include <catch2/catch.hpp>
 #include <fusegrad/fusegrad.hpp>
 
+#include <cstdint>
+#include <iostream>
+#include <latch>
+#include <sstream>
+#include <string>
 #include <thread>
 
 TEST_CASE("seed 000 example 2: nested tapes give 81 and 54 for 3x^3 at 3", "[tape]") {
@@ -216,4 +221,68 @@ TEST_CASE("a tape's saved tensors are freed when the tape dies or is reset", "[t
     CHECK(c.live_buffers > live0);
   }
   CHECK(c.live_buffers == live0);
+}
+
+TEST_CASE("an error raised by a backward function keeps its type, its message naming the op", "[tape][errors]") {
+  // A gradient function that rejects a value, one that indexes past an end, one that uses an
+  // undefined tensor in an op (a value_error from the op) and one that returns a gradient of
+  // the wrong shape (a shape_error from the tape's check).
+  auto rejects = fg::custom_gradient([](const fg::tensor<double>& a) {
+    auto grad = [](const fg::tensor<double>&) -> fg::tensor<double> { throw fg::value_error("dy must be positive"); };
+    return std::make_pair(fg::tensor<double>(2 * a), grad);
+  });
+  auto indexes = fg::custom_gradient([](const fg::tensor<double>& a) {
+    auto grad = [](const fg::tensor<double>&) -> fg::tensor<double> { throw fg::index_error("index 5 out of [0, 1)"); };
+    return std::make_pair(fg::tensor<double>(2 * a), grad);
+  });
+  auto undefined = fg::custom_gradient([](const fg::tensor<double>& a) {
+    auto grad = [](const fg::tensor<double>& dy) {
+      fg::tensor<double> none;
+      return fg::tensor<double>(dy * none);
+    };
+    return std::make_pair(fg::tensor<double>(2 * a), grad);
+  });
+  auto bad_shape = fg::custom_gradient([](const fg::tensor<double>& a) {
+    auto grad = [](const fg::tensor<double>&) { return fg::zeros<double>({3}); };
+    return std::make_pair(fg::tensor<double>(2 * a), grad);
+  });
+  fg::tensor<double> a = 1.0;
+  fg::gradient_tape tape({.persistent = true});
+  tape.watch(a);
+  const fg::tensor<double> y1 = rejects(a), y2 = indexes(a), y3 = undefined(a), y4 = bad_shape(a);
+  const auto names_op = Catch::Contains("the backward function of 'custom_gradient' failed");
+  CHECK_THROWS_AS(tape.gradient(y1, a), fg::value_error);
+  CHECK_THROWS_WITH(tape.gradient(y1, a), names_op && Catch::Contains("dy must be positive"));
+  CHECK_THROWS_AS(tape.gradient(y2, a), fg::index_error);
+  CHECK_THROWS_WITH(tape.gradient(y2, a), names_op && Catch::Contains("index 5 out of [0, 1)"));
+  CHECK_THROWS_AS(tape.gradient(y3, a), fg::value_error);
+  CHECK_THROWS_WITH(tape.gradient(y3, a), names_op && Catch::Contains("undefined tensor"));
+  CHECK_THROWS_AS(tape.gradient(y4, a), fg::shape_error);
+  CHECK_THROWS_WITH(tape.gradient(y4, a), names_op && Catch::Contains("(3,)"));
+  CHECK(tape.gradient(fg::tensor<double>(a * a), a).item() == 2.0);  // still usable
+}
+
+TEST_CASE("watching integer tensors from two threads warns exactly once", "[tape][threads]") {
+  // No other test of this file watches an integer tensor, so the process-wide warning has not
+  // been printed yet. The two threads start together, so an unsynchronised flag lets both
+  // print (a data race, which -fsanitize=thread reports on every run).
+  std::ostringstream captured;
+  std::streambuf* const old = std::cerr.rdbuf(captured.rdbuf());
+  std::latch start(2);
+  auto work = [&start] {
+    const fg::tensor<std::int32_t> i = 3;
+    fg::gradient_tape tape;
+    start.arrive_and_wait();
+    tape.watch(i);
+  };
+  std::thread t1(work), t2(work);
+  t1.join();
+  t2.join();
+  std::cerr.rdbuf(old);
+  const std::string text = captured.str();
+  const std::string warning = "watching an integer tensor";
+  std::size_t count = 0;
+  for (std::size_t p = text.find(warning); p != std::string::npos; p = text.find(warning, p + 1)) ++count;
+  INFO("captured: " << text);
+  CHECK(count == 1);
 }

@@ -540,3 +540,88 @@ TEST_CASE("sigmoid_derivative is sigmoid(x) * (1 - sigmoid(x))", "[unary]") {
     CHECK(std::abs(df.data()[i] - ref) <= 2e-3 * ref);
   }
 }
+
+namespace {
+/// Checks d/dv reduce_sum(where(v > 0, op(v), 0)) against want (one value per input) on every
+/// path: the where and the sum in one expression and op(v) evaluated on its own first; over a
+/// tensor cycling through the inputs (SIMD batches mixing selected and unselected lanes, plus
+/// a scalar tail) and over each input as a rank-0 tensor (the backward pass on numbers). Also
+/// checks that an output gradient of zeros gives zeros.
+template <class T, class F>
+void check_zero_upstream(const std::string& name, F op, const std::vector<T>& in, const std::vector<T>& want) {
+  const auto grad = [&](const fg::tensor<T>& v, bool fused) {
+    fg::gradient_tape tape;
+    tape.watch(v);
+    fg::tensor<T> y;
+    if (fused) {
+      y = fg::reduce_sum(fg::where(v > 0, op(v), 0));
+    } else {
+      const fg::tensor<T> o = op(v);
+      y = fg::reduce_sum(fg::where(v > 0, o, 0));
+    }
+    return tape.gradient(y, v);
+  };
+  std::vector<T> cycled;
+  for (std::size_t k = 0; k < 16 * in.size() + 3; ++k) cycled.push_back(in[k % in.size()]);
+  const fg::tensor<T> v(fg::shape{cycled.size()}, cycled);
+  for (const bool fused : {true, false}) {
+    INFO(name << (fused ? ", fused" : ", op evaluated first"));
+    const fg::tensor<T> g = grad(v, fused);
+    REQUIRE(g.shape() == v.shape());
+    for (std::size_t k = 0; k < cycled.size(); ++k) {
+      INFO("element " << k << ": v = " << cycled[k] << ", gradient " << g.data()[k] << ", want " << want[k % in.size()]);
+      CHECK(g.data()[k] == want[k % in.size()]);
+    }
+    for (std::size_t i = 0; i < in.size(); ++i) {
+      const T got = grad(fg::tensor<T>(in[i]), fused).item();
+      INFO("rank 0: v = " << in[i] << ", gradient " << got << ", want " << want[i]);
+      CHECK(got == want[i]);
+    }
+  }
+  fg::gradient_tape tape;
+  tape.watch(v);
+  const fg::tensor<T> y = op(v);
+  const fg::tensor<T> g = tape.gradient(y, v, fg::zeros_like(y));
+  for (std::size_t k = 0; k < cycled.size(); ++k) {
+    INFO(name << ", output gradient 0 at v = " << cycled[k] << ": gradient " << g.data()[k]);
+    CHECK(g.data()[k] == 0);
+  }
+}
+
+template <class T>
+void check_zero_upstream_ops() {
+  // tests/reference/where_mask_grads.py: TensorFlow 2.21 gives these in float32 and float64.
+  check_zero_upstream<T>("sqrt", [](const auto& v) { return fg::sqrt(v); }, {-1, 0, 4}, {0, 0, 0.25});
+  check_zero_upstream<T>("rsqrt", [](const auto& v) { return fg::rsqrt(v); }, {-1, 0, 4}, {0, 0, -0.0625});
+  check_zero_upstream<T>("reciprocal", [](const auto& v) { return fg::reciprocal(v); }, {0, T(-0.0), 2}, {0, 0, -0.25});
+}
+}  // namespace
+
+TEST_CASE("sqrt, rsqrt and reciprocal have gradient 0 where the upstream is 0, as in TensorFlow", "[unary][gradient]") {
+  // where(v > 0, sqrt(v), 0) sends an upstream of 0 to sqrt at v <= 0, where sqrt's derivative
+  // is inf or nan (Note [zero upstream], ops/unary.hpp).
+  check_zero_upstream_ops<float>();
+  check_zero_upstream_ops<double>();
+}
+
+TEST_CASE("log's gradient stays nan at 0 under a zero upstream, as TensorFlow's does", "[unary][gradient]") {
+  // tests/reference/where_mask_grads.py: d/dv sum(where(v > 0, log(v), 0)) at [0, 2] is [nan, 0.5].
+  fg::tensor<double> v = {0.0, 2.0};
+  fg::gradient_tape tape;
+  tape.watch(v);
+  const fg::tensor<double> g = tape.gradient(fg::reduce_sum(fg::where(v > 0, fg::log(v), 0)), v);
+  CHECK(std::isnan(g.data()[0]));
+  CHECK(g.data()[1] == 0.5);
+}
+
+TEST_CASE("an evaluated costly activation masked by where gets the zero upstream's gradient", "[unary][gradient]") {
+  // y = sqrt(v) + exp(v) is evaluated (and recorded) first, then masked: its backward step runs
+  // the rules on the zero upstream (sqrt's gives 0, exp's 0 * e^-1), as TensorFlow does: [0, 54.85].
+  const fg::tensor<double> v = {-1.0, 4.0};
+  fg::gradient_tape tape;
+  tape.watch(v);
+  const fg::tensor<double> y = fg::sqrt(v) + fg::exp(v);
+  const fg::tensor<double> g = tape.gradient(fg::reduce_sum(fg::where(v > 0, y, 0)), v);
+  CHECK(g.data()[0] == 0.0);
+  CHECK(g.data()[1] == Approx(0.25 + std::exp(4.0)).epsilon(1e-14));
+}

@@ -7,6 +7,7 @@
 /// reset() or destroyed. A backward step's saved tensors are released as soon as it has run
 /// on a non-persistent tape.
 
+#include <atomic>
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -60,6 +61,27 @@ inline grad_value add_as_tensors(grad_value&& acc, grad_value&& g) {
       },
       at);
   return from_tensor_grad(std::move(at));
+}
+
+/// Rethrows the exception being handled with `prefix` before its message, as the same fusegrad
+/// error type (a value_error stays a value_error, a shape_error a shape_error...). Exceptions
+/// that are not fusegrad errors propagate unchanged. Call only inside a catch block.
+[[noreturn]] inline void rethrow_with_prefix(const std::string& prefix) {
+  try {
+    throw;
+  } catch (const shape_error& e) {
+    throw shape_error(prefix + e.what());
+  } catch (const value_error& e) {
+    throw value_error(prefix + e.what());
+  } catch (const index_error& e) {
+    throw index_error(prefix + e.what());
+  } catch (const tape_error& e) {
+    throw tape_error(prefix + e.what());
+  } catch (const device_error& e) {
+    throw device_error(prefix + e.what());
+  } catch (const out_of_memory& e) {
+    throw out_of_memory(prefix + e.what());
+  }
 }
 
 /// A reusable array of at least n Ts (std::vector<bool> has no bool array to lend).
@@ -319,10 +341,10 @@ class gradient_tape {
     FG_CHECK(state_.owner == std::this_thread::get_id(), tape_error, "gradient_tape::", what,
              ": a tape belongs to the thread that created it; create one gradient_tape per thread");
   }
+  /// Warns once per process, however many threads watch integer tensors.
   static void warn_integer_watch() {
-    static bool warned = false;
-    if (!warned) {
-      warned = true;
+    static std::atomic<bool> warned{false};
+    if (!warned.exchange(true, std::memory_order_relaxed)) {
       std::cerr << "fusegrad: warning: watching an integer tensor; its gradient will always be None "
                    "(undefined). Use a float tensor to get gradients.\n";
     }
@@ -492,11 +514,9 @@ std::vector<gradient_tape::result> gradient_tape::gradient_impl(const Y& target_
       out.assign(ins.size(), {});
       try {
         fn->run(up, needed, out);
-      } catch (const tape_error&) {
-        throw;
-      } catch (const std::invalid_argument& ex) {
-        throw shape_error(detail::cat("gradient_tape::gradient: the backward function of '", fn->name(),
-                                      "' failed: ", ex.what()));
+      } catch (...) {
+        detail::rethrow_with_prefix(detail::cat("gradient_tape::gradient: the backward function of '", fn->name(),
+                                                "' failed: "));
       }
       for (std::size_t k = 0; k < ins.size(); ++k) grads.add(ins[k], detail::from_tensor_grad(std::move(out[k])));
     }

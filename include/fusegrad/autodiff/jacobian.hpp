@@ -1,6 +1,9 @@
 #pragma once
 /// \file gradient_tape::jacobian and batch_jacobian: one backward pass per target element
 /// (per element of one example, for batch_jacobian), seeded with a one-hot output gradient.
+/// Seeds and the Jacobian are built on the host, whatever the default device, and gradients
+/// are read through host copies: a device tensor's memory may not be host memory. The seeds
+/// and the result go to the target's device.
 
 #include <algorithm>
 
@@ -40,19 +43,20 @@ tensor<value_type_of<S>> gradient_tape::jacobian(const Y& target, const S& x, un
   const source src = source_of(x);
   fg::shape js = y.shape();
   for (std::size_t d : src.shape) js.push_back(d);
-  tensor<T> jac = zeros<T>(js);
+  tensor<T> jac = fill<T>(js, T(0), fg::device::cpu());
   detail::jacobian_scope scope(state_);
   for (std::size_t i = 0; i < y.size(); ++i) {
-    tensor<R> seed = zeros<R>(y.shape());
+    tensor<R> seed = fill<R>(y.shape(), R(0), fg::device::cpu());
     seed.buffer()->data[i] = R(1);
-    tensor<T> g = std::move(gradient_impl(y, seed, {src}, u)[0]).template as<T>();
+    tensor<T> g = std::move(gradient_impl(y, seed.to(y.device()), {src}, u)[0]).template as<T>();
     if (!g.defined()) {
       if (u == unconnected_gradients::none) return {};
       continue;
     }
-    std::copy(g.data(), g.data() + g.size(), jac.buffer()->data + i * src.shape.elements());
+    const tensor<T> hg = detail::host_operand(g, "jacobian");
+    std::copy(hg.data(), hg.data() + hg.size(), jac.buffer()->data + i * src.shape.elements());
   }
-  return jac;
+  return jac.to(y.device());
 }
 
 template <class Y, class S>
@@ -71,19 +75,20 @@ tensor<value_type_of<S>> gradient_tape::batch_jacobian(const Y& target, const S&
   const std::size_t ye = b ? y.size() / b : 0, xe = b ? src.shape.elements() / b : 0;
   fg::shape js = y.shape();
   for (std::size_t d = 1; d < src.shape.rank(); ++d) js.push_back(src.shape[d]);
-  tensor<T> jac = zeros<T>(js);
+  tensor<T> jac = fill<T>(js, T(0), fg::device::cpu());
   detail::jacobian_scope scope(state_);
   for (std::size_t j = 0; j < ye; ++j) {
-    tensor<R> seed = zeros<R>(y.shape());
+    tensor<R> seed = fill<R>(y.shape(), R(0), fg::device::cpu());
     for (std::size_t e = 0; e < b; ++e) seed.buffer()->data[e * ye + j] = R(1);
-    tensor<T> g = std::move(gradient_impl(y, seed, {src}, u)[0]).template as<T>();
+    tensor<T> g = std::move(gradient_impl(y, seed.to(y.device()), {src}, u)[0]).template as<T>();
     if (!g.defined()) {
       if (u == unconnected_gradients::none) return {};
       continue;
     }
+    const tensor<T> hg = detail::host_operand(g, "batch_jacobian");
     for (std::size_t e = 0; e < b; ++e)
-      std::copy(g.data() + e * xe, g.data() + (e + 1) * xe, jac.buffer()->data + (e * ye + j) * xe);
+      std::copy(hg.data() + e * xe, hg.data() + (e + 1) * xe, jac.buffer()->data + (e * ye + j) * xe);
   }
-  return jac;
+  return jac.to(y.device());
 }
 }  // namespace fusegrad

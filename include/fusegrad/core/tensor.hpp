@@ -100,7 +100,7 @@ class tensor {
   }
   /// Evaluates a lazy expression: the whole elementwise chain runs in one fused pass.
   template <expression E>
-  tensor(const E& e);  // NOLINT: defined in expr/evaluate.hpp
+  tensor(const E& e);  // NOLINT: defined in eager/evaluate.hpp
   /// Reads a variable's current value.
   tensor(const variable<T>& v);  // NOLINT: defined in autodiff/variable.hpp
 

@@ -22,7 +22,9 @@ struct batch_access {
   index_t i;
   const void* alias = nullptr;  ///< the buffer alias_kernel leaves read
   const void* pool = nullptr;   ///< the values of pooled literals
+  const void* const* slots = nullptr;  ///< the buffers slot_kernel leaves read
   template <class T> B load(const expr::leaf_kernel<T>& k) const { return B::load_unaligned(k.ptr + i * k.step); }
+  template <class T, std::size_t J> B load_slot() const { return B::load_unaligned(static_cast<const T*>(slots[J]) + i); }
   template <class T> B load_alias() const { return B::load_unaligned(static_cast<const T*>(alias) + i); }
   template <class T, std::size_t J> B pooled() const { return B(static_cast<const T*>(pool)[J]); }
   template <class T> B broadcast(T v) const { return B(v); }
@@ -44,18 +46,36 @@ constexpr bool use_simd() {
 /// the whole chain is inlined into this loop, xsimd's math included, so the compiler can merge
 /// the repeated subexpressions a backward pass recomputes (exp(x) in several derivative terms)
 /// and keep everything in registers.
+/// `slots`: the buffers of slot_kernel leaves (Note [programs], expr/program.hpp).
 template <bool Simd, class K, class T>
-FG_FLATTEN void run_row(const K& k, std::size_t n, T* dst, const void* alias = nullptr) {
+FG_FLATTEN void run_row(const K& k, std::size_t n, T* dst, const void* alias = nullptr,
+                        const void* const* slots = nullptr) {
   std::size_t i = 0;
   if constexpr (Simd) {
     using B = xsimd::batch<T>;
     constexpr std::size_t w = B::size;
     for (; i + w <= n; i += w) {
-      B v = k.eval(batch_access<B>{static_cast<index_t>(i), alias});
+      B v = k.eval(batch_access<B>{static_cast<index_t>(i), alias, nullptr, slots});
       v.store_unaligned(dst + i);
     }
   }
-  for (; i < n; ++i) dst[i] = k.eval(expr::flat_access{static_cast<index_t>(i), alias});
+  for (; i < n; ++i) dst[i] = k.eval(expr::flat_access{static_cast<index_t>(i), alias, nullptr, slots});
+}
+
+/// Evaluates a tree whose leaves are slot leaves over n elements of the buffers `slots` into
+/// dst: the loop behind a program op's block rules (Note [programs]).
+/// Not flattened: these loops are many and small, and the math functions they call are then
+/// compiled once and shared rather than inlined into each.
+template <class E, class T>
+void evaluate_slots(const E& e, std::size_t n, T* dst, const void* const* slots) {
+  const auto k = expr::make_kernel(e, fg::shape{});
+  std::size_t i = 0;
+  if constexpr (use_simd<E>()) {
+    using B = xsimd::batch<T>;
+    constexpr std::size_t w = B::size;
+    for (; i + w <= n; i += w) k.eval(batch_access<B>{static_cast<index_t>(i), nullptr, nullptr, slots}).store_unaligned(dst + i);
+  }
+  for (; i < n; ++i) dst[i] = k.eval(expr::flat_access{static_cast<index_t>(i), nullptr, nullptr, slots});
 }
 
 /// Note [costly subexpressions]: a kernel whose leaves are aliased (alias_kernel) and whose
@@ -133,7 +153,7 @@ auto memoize(const A& a) {
 
 /// Runs kernels k and dk, whose leaves all read one buffer (alias_kernel leaves) and whose
 /// literals are pooled, over n elements: k's values into dst, dk's into dd, in one loop (Note
-/// [saved derivative] in expr/evaluate.hpp), their costly subexpressions computed once (Note
+/// [saved derivative] in eager/saved_derivative.hpp), their costly subexpressions computed once (Note
 /// [costly subexpressions]).
 template <class K, class DK, class T>
 FG_FLATTEN void run_row_with_derivative(const K& k, const DK& dk, std::size_t n, T* dst, T* dd, const T* src,
@@ -221,78 +241,5 @@ void evaluate_host(const E& e, const fg::shape& out, T* dst) {
     if (n == 1) dst[start] = k.eval(expr::flat_access{0});
     else detail::run_row<simd>(k, n, dst + start);
   });
-}
-}  // namespace fusegrad::host
-
-namespace fusegrad::host {
-/// Note [aliased leaves]: a fused backward pass recomputes the same subexpressions of its
-/// input in several derivative terms (exp(x) for log(1 + exp(x)), again for exp's own rule...),
-/// and every leaf reads the input through its own pointer, so the compiler cannot tell that
-/// the terms are equal. When every leaf outside the upstream gradient (ops::upstream_op) reads
-/// one buffer walking with the output, the backward kernel is rebuilt with alias_kernel leaves
-/// that all load from one pointer: the loads are then one load, and the repeated exp(x) one
-/// exp(x) (run_row inlines the whole expression, Note [flatten]).
-namespace detail {
-template <class K> struct is_upstream_kernel : std::false_type {};
-template <class... K> struct is_upstream_kernel<expr::node_kernel<ops::upstream_op, K...>> : std::true_type {};
-
-template <class T>
-expr::alias_kernel<T> alias_leaves(const expr::leaf_kernel<T>&) { return {}; }
-template <class T>
-expr::literal_kernel<T> alias_leaves(const expr::literal_kernel<T>& k) { return k; }
-template <class Op, class... K>
-auto alias_leaves(const expr::node_kernel<Op, K...>& k) {
-  if constexpr (std::is_same_v<Op, ops::upstream_op>) {
-    return k;
-  } else {
-    return [&]<std::size_t... I>(std::index_sequence<I...>) {
-      using R = expr::node_kernel<Op, decltype(alias_leaves(std::declval<const K&>()))...>;
-      return R{k.op, {{alias_leaves(expr::kdetail::kget<I>(k.kids))}...}};
-    }(std::index_sequence_for<K...>{});
-  }
-}
-
-/// Calls f(leaf) for each leaf of e outside upstream markers.
-template <class E, class F>
-void for_each_own_leaf(const E& e, F&& f) {
-  if constexpr (expr::is_leaf<E>::value) f(e);
-  else if constexpr (expression<E>) {
-    if constexpr (!std::is_same_v<typename E::op_type, ops::upstream_op>)
-      fg::detail::apply([&](const auto&... a) { (for_each_own_leaf(a, f), ...); }, e.args);
-  }
-}
-
-template <class E> struct has_upstream : std::false_type {};
-template <class... A> struct has_upstream<expr::node<ops::upstream_op, A...>> : std::true_type {};
-template <class Op, class... A>
-struct has_upstream<expr::node<Op, A...>> : std::bool_constant<(has_upstream<A>::value || ...)> {};
-}  // namespace detail
-
-/// Evaluates a fused backward expression with aliased leaves (Note [aliased leaves]) when its
-/// own leaves all read one buffer of the output's shape and the upstream gradient is flat;
-/// false (nothing done) otherwise.
-template <class E, class T = typename E::value_type>
-bool evaluate_host_aliased(const E& e, const fg::shape& out, T* dst) {
-  if constexpr (!detail::use_simd<E>() || !detail::has_upstream<E>::value) {
-    return false;
-  } else {
-    const T* src = nullptr;
-    bool one = true;
-    std::size_t count = 0;
-    detail::for_each_own_leaf(e, [&](const auto& l) {
-      const T* p = l.value.data();
-      one = one && l.value.shape() == out && (src == nullptr || p == src);
-      src = p;
-      ++count;
-    });
-    const std::size_t n = out.elements();
-    if (!one || count < 2 || n < 2) return false;
-    auto k = detail::alias_leaves(expr::make_kernel(e, out));
-    if (!is_flat(k, out.rank())) return false;
-    expr::for_each_leaf_kernel(k, [](auto& l) { detail::point_leaf(l, l.data, l.step == 0); });
-    ++fg::detail::counters().passes;
-    detail::run_row<true>(k, n, dst, src);
-    return true;
-  }
 }
 }  // namespace fusegrad::host

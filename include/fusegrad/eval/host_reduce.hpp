@@ -113,7 +113,7 @@ T fold_chunk(const T* v, std::size_t n) {
 }  // namespace detail
 
 /// Evaluates the alias trees e and de (an expression and its derivative, Note [saved
-/// derivative] in expr/evaluate.hpp) over `out` in one pass: their leaves read src, a buffer of
+/// derivative] in eager/saved_derivative.hpp) over `out` in one pass: their leaves read src, a buffer of
 /// shape `out`, their pooled literals `pool`. e's values go into dst, or, with dst null, their
 /// sum is added to *sum (in reduce_host's order: chunks folded, then added); de's into dd.
 template <class E, class D, class T = typename E::value_type>

@@ -32,6 +32,12 @@ struct alias_kernel {
   template <class A> FG_HD auto eval(const A& a) const { return a.template load_alias<T>(); }
 };
 
+/// A slot leaf (expr/node.hpp): reads buffer J of the access's slots.
+template <class T, std::size_t J>
+struct slot_kernel {
+  template <class A> FG_HD auto eval(const A& a) const { return a.template load_slot<T, J>(); }
+};
+
 template <class T>
 struct literal_kernel {
   T value;
@@ -110,6 +116,8 @@ template <class T>
 alias_kernel<T> make_kernel(const alias_leaf<T>&, const fg::shape&) { return {}; }
 template <class T>
 unit_kernel<T> make_kernel(const unit_literal<T>&, const fg::shape&) { return {}; }
+template <class T, std::size_t J>
+slot_kernel<T, J> make_kernel(const slot_leaf<T, J>&, const fg::shape&) { return {}; }
 template <class Op, class... A>
 auto make_kernel(const node<Op, A...>& n, const fg::shape& out) {
   return fg::detail::apply(
@@ -125,6 +133,7 @@ template <class T, class F> void for_each_leaf_kernel(literal_kernel<T>&, F&&) {
 template <class T, class F> void for_each_leaf_kernel(alias_kernel<T>&, F&&) {}
 template <class T, std::size_t J, class F> void for_each_leaf_kernel(pooled_literal_kernel<T, J>&, F&&) {}
 template <class T, class F> void for_each_leaf_kernel(unit_kernel<T>&, F&&) {}
+template <class T, std::size_t J, class F> void for_each_leaf_kernel(slot_kernel<T, J>&, F&&) {}
 template <class Op, class... K, class F>
 void for_each_leaf_kernel(node_kernel<Op, K...>& k, F&& f) {
   [&]<std::size_t... I>(std::index_sequence<I...>) {
@@ -146,7 +155,9 @@ struct flat_access {
   index_t i;
   const void* alias = nullptr;  ///< the buffer alias_kernel leaves read
   const void* pool = nullptr;   ///< the values of pooled literals
+  const void* const* slots = nullptr;  ///< the buffers slot_kernel leaves read
   template <class T> FG_HD T load(const leaf_kernel<T>& k) const { return k.ptr[i * k.step]; }
+  template <class T, std::size_t J> FG_HD T load_slot() const { return static_cast<const T*>(slots[J])[i]; }
   template <class T> FG_HD T load_alias() const { return static_cast<const T*>(alias)[i]; }
   template <class T, std::size_t J> FG_HD T pooled() const { return static_cast<const T*>(pool)[J]; }
   template <class T> FG_HD T broadcast(T v) const { return v; }

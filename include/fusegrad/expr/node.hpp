@@ -33,7 +33,7 @@ struct literal {
 };
 
 /// A literal whose value lives in slot J of a pool the evaluator passes in (Note [saved
-/// derivative] in expr/evaluate.hpp): every copy of it reads one address, so the compiler
+/// derivative] in eager/saved_derivative.hpp): every copy of it reads one address, so the compiler
 /// sees that the copies are equal.
 template <class T, std::size_t J>
 struct pooled_literal : literal<T> {};
@@ -50,6 +50,15 @@ template <class T>
 struct unit_literal : literal<T> {
   unit_literal() : literal<T>{T(1)} {}
 };
+
+/// Stands for operand J of a program op inside a block kernel (Note [programs] in
+/// expr/program.hpp): it reads the J-th of the buffers the evaluator passes in. No tensor and
+/// no shape, so the op's rules build nodes over it as cheaply as over numbers.
+template <class T, std::size_t J>
+struct slot_leaf : literal<T> {};
+
+/// Marks a derivative that is identically zero (comparisons, floor...): pruned at compile time.
+struct zero_grad {};
 
 template <class E> struct leaf_count;
 
@@ -121,6 +130,7 @@ template <class T> struct is_literal<literal<T>> : std::true_type {};
 template <class T, std::size_t J> struct is_literal<pooled_literal<T, J>> : std::true_type {};
 template <class T> struct is_literal<alias_leaf<T>> : std::true_type {};
 template <class T> struct is_literal<unit_literal<T>> : std::true_type {};
+template <class T, std::size_t J> struct is_literal<slot_leaf<T, J>> : std::true_type {};
 
 /// Anything that can stand inside an expression once converted (leaf, literal or node).
 template <class E>
@@ -131,6 +141,11 @@ template <class E> struct leaf_count : std::integral_constant<std::size_t, 0> {}
 template <class T> struct leaf_count<leaf<T>> : std::integral_constant<std::size_t, 1> {};
 template <class Op, class... A>
 struct leaf_count<node<Op, A...>> : std::integral_constant<std::size_t, (leaf_count<A>::value + ... + 0)> {};
+
+/// Number of literals in an expression tree.
+template <class E> struct literal_count : std::integral_constant<std::size_t, is_literal<E>::value ? 1 : 0> {};
+template <class Op, class... A>
+struct literal_count<node<Op, A...>> : std::integral_constant<std::size_t, (literal_count<A>::value + ... + 0)> {};
 
 /// Visits every leaf of e depth-first, left to right (the order of leaf positions).
 template <class E, class F>

@@ -55,6 +55,7 @@ struct divide_op : op_traits {
     if constexpr (std::is_integral_v<V>) return detail_int::floor_div(a, b);
     else return a / b;
   }
+  // A zero upstream still gives nan where b == 0, as TensorFlow's does (Note [zero upstream]).
   template <std::size_t I, class G, class A, class B> static auto vjp(const G& g, const A& a, const B& b) {
     if constexpr (I == 0) return g / b;
     else return -g * a / (b * b);
@@ -109,7 +110,8 @@ struct pow_op : op_traits {
       return pow(a, b);
     }
   }
-  // d/db a^b = a^b log a, taken as 0 where a <= 0 (TensorFlow's convention).
+  // d/db a^b = a^b log a, taken as 0 where a <= 0 (TensorFlow's convention). A zero upstream
+  // still gives nan where the derivative is inf, as TensorFlow's does (Note [zero upstream]).
   template <std::size_t I, class G, class A, class B> static auto vjp(const G& g, const A& a, const B& b) {
     if constexpr (I == 0) return g * b * pow(a, b - 1);
     else return where(a > 0, g * pow(a, b) * log(a), 0);

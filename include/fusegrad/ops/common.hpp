@@ -102,10 +102,10 @@ struct op_traits {
   static constexpr bool arithmetic_only = true;
   static constexpr bool bool_only = false;
   /// A transcendental function, dearer to recompute than to save (Note [saved derivative],
-  /// expr/evaluate.hpp).
+  /// eager/saved_derivative.hpp).
   static constexpr bool costly = false;
 };
-/// Marks a derivative that is identically zero (comparisons, floor...): pruned at compile time.
-struct zero_grad {};
+/// Marks a derivative that is identically zero (expr/node.hpp).
+using expr::zero_grad;
 }  // namespace detail
 }  // namespace fusegrad

@@ -11,7 +11,7 @@
 
 #include "../autodiff/record_op.hpp"
 #include "../core/creation.hpp"
-#include "../expr/evaluate.hpp"
+#include "../eager/evaluate.hpp"
 #include "reduce.hpp"
 #include "reshape.hpp"
 

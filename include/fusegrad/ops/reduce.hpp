@@ -72,7 +72,7 @@ tensor<value_type_of<X>> reduce_sum(const X& x, const axes& ax = {}, bool keepdi
   static_assert(!std::same_as<value_type_of<X>, bool>, "fg::reduce_sum: sum of a bool tensor; fg::cast<int32_t>(x) first");
   auto opnd = detail::to_operand(x);
   const auto p = detail::plan_reduce(opnd.shape(), ax, "reduce_sum");
-  return detail::finish_reduce(detail::sum_to<0>(opnd, opnd.shape(), p.keep), p, keepdims);
+  return detail::finish_reduce(detail::sum_to(opnd, opnd.shape(), p.keep), p, keepdims);
 }
 /// Alias of fg::reduce_sum.
 template <tensor_like X>
@@ -90,7 +90,7 @@ tensor<value_type_of<X>> reduce_mean(const X& x, const axes& ax = {}, bool keepd
     if (p.count == 0) return detail::finish_reduce(fill<T>(p.keep, std::numeric_limits<T>::quiet_NaN()), p, keepdims);
     return detail::finish_reduce(detail::mean_to(opnd, opnd.shape(), p.keep, p.count), p, keepdims);
   } else {
-    const tensor<T> s = detail::finish_reduce(detail::sum_to<0>(opnd, opnd.shape(), p.keep), p, keepdims);
+    const tensor<T> s = detail::finish_reduce(detail::sum_to(opnd, opnd.shape(), p.keep), p, keepdims);
     const tensor<T> hs = detail::host_operand(s, "reduce_mean");  // a host loop (docs/device.md)
     tensor<T> r(s.shape(), fg::device::cpu());
     const T n = static_cast<T>(std::max<std::size_t>(p.count, 1));

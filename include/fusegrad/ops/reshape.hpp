@@ -4,7 +4,7 @@
 #include <vector>
 
 #include "../autodiff/record_op.hpp"
-#include "../expr/evaluate.hpp"
+#include "../eager/evaluate.hpp"
 
 namespace fusegrad {
 

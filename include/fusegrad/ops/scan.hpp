@@ -6,7 +6,7 @@
 #include <utility>
 
 #include "../autodiff/record_op.hpp"
-#include "../expr/evaluate.hpp"
+#include "../eager/evaluate.hpp"
 #include "binary.hpp"
 
 namespace fusegrad {

@@ -14,7 +14,7 @@
 
 #include "../autodiff/record_op.hpp"
 #include "../core/creation.hpp"
-#include "../expr/evaluate.hpp"
+#include "../eager/evaluate.hpp"
 #include "reduce.hpp"
 #include "reshape.hpp"
 
@@ -260,7 +260,7 @@ tensor<value_type_of<X>> broadcast_to(const X& x, const fg::shape& s) {
   detail::walk(w, [&](std::size_t k, index_t p) { dst[k] = src[p]; });
   y = y.to(t.device());
   detail::record_op<T, 1>("broadcast_to", {t.id()}, y.id(), [in](const tensor<T>& g, auto) {
-    return std::array{detail::sum_to<0>(expr::leaf<T>{g}, g.shape(), in)};
+    return std::array{detail::sum_to(expr::leaf<T>{g}, g.shape(), in)};
   });
   return y;
 }

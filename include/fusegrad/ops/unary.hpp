@@ -5,6 +5,14 @@
 //// its vector-Jacobian product written with fusegrad's own ops, so backward passes fuse and are
 /// themselves differentiable. The derivative rules call ops unqualified: argument-dependent
 /// lookup finds them through the expression types, whichever header declares them.
+/// Note [zero upstream]: as in TensorFlow (its SqrtGrad, RsqrtGrad and ReciprocalGrad kernels),
+/// the gradients of sqrt, rsqrt and reciprocal are 0 wherever the upstream gradient is exactly
+/// 0, even where the derivative is inf or nan: where(v > 0, sqrt(v), 0) sends an upstream of 0
+/// to sqrt at v <= 0, and its gradient there is 0, not nan. Their rules are
+/// `where(g == 0, 0, <rule>)`, still fusegrad ops (SIMD, differentiable). TensorFlow's other
+/// gradients (log, log1p, tan, exp; division and pow in binary.hpp) multiply or divide the
+/// upstream by the derivative, so a zero upstream there still meets an inf derivative as nan,
+/// and so do their rules here (tests/reference/where_mask_grads.py).
 
 #include <cmath>
 
@@ -76,13 +84,19 @@ struct log1p_op : float_op {
 struct sqrt_op : float_op {
   static constexpr const char* name = "sqrt";
   template <class V> FG_HD V operator()(V x) const { using std::sqrt; return sqrt(x); }
-  template <std::size_t, class G, class X> static auto vjp(const G& g, const X& x) { return g / (2 * sqrt(x)); }
+  // Note [zero upstream].
+  template <std::size_t, class G, class X> static auto vjp(const G& g, const X& x) {
+    return where(g == 0, 0, g / (2 * sqrt(x)));
+  }
 };
 struct rsqrt_op : float_op {
   static constexpr const char* name = "rsqrt";
   // Exact 1/sqrt: xsimd's rsqrt is an approximation.
   template <class V> FG_HD V operator()(V x) const { using std::sqrt; return V(1) / sqrt(x); }
-  template <std::size_t, class G, class X> static auto vjp(const G& g, const X& x) { return -0.5 * g * rsqrt(x) / x; }
+  // Note [zero upstream].
+  template <std::size_t, class G, class X> static auto vjp(const G& g, const X& x) {
+    return where(g == 0, 0, -0.5 * g * rsqrt(x) / x);
+  }
 };
 struct square_op : op_traits {
   static constexpr const char* name = "square";
@@ -92,7 +106,10 @@ struct square_op : op_traits {
 struct reciprocal_op : float_op {
   static constexpr const char* name = "reciprocal";
   template <class V> FG_HD V operator()(V x) const { return V(1) / x; }
-  template <std::size_t, class G, class X> static auto vjp(const G& g, const X& x) { return -g / (x * x); }
+  // Note [zero upstream].
+  template <std::size_t, class G, class X> static auto vjp(const G& g, const X& x) {
+    return where(g == 0, 0, -g / (x * x));
+  }
 };
 struct sin_op : float_op {
   static constexpr bool costly = true;

@@ -1,0 +1,395 @@
+#pragma once
+/// \file The backward steps of programs (Note [programs], expr/program.hpp): over blocks of
+/// host memory, over single elements, and op by op over tensors (recorded, for higher orders
+/// and for the device).
+/// Note [block backward]: a backward step that no tape records runs on the host in one pass
+/// over memory: the iteration space is cut into blocks of grad_block elements; for each block
+/// the program's ops run forward into small buffers that stay in cache, then its vjp rules run
+/// in reverse, adding each contribution into the adjoint of the slot it belongs to, and those
+/// of the leaf positions into the gradient of their input. So each input and each gradient is
+/// read or written once, whatever the number of inputs and positions; the per-op loops are
+/// compiled once per op and element type. The same order of operations runs on single
+/// elements (point_backward, for scalar entries), so both give the same numbers.
+
+#include <array>
+#include <cstring>
+#include <memory>
+#include <optional>
+#include <span>
+#include <vector>
+
+#include "../core/small_vector.hpp"
+#include "../eval/host_reduce.hpp"
+#include "../expr/program.hpp"
+#include "tape_state.hpp"
+
+namespace fusegrad::detail {
+
+/// Elements per block of a block backward step (Note [block backward]).
+inline constexpr std::size_t grad_block = 256;
+
+/// A distinct floating-point input of a recorded evaluation.
+struct program_input {
+  tensor_id id;
+  fg::shape shape;
+  dtype type;
+};
+/// Per leaf position: the index of its input, or none (an integer leaf).
+inline constexpr std::uint8_t no_input = 0xff;
+
+/// The eager ops a backward step replayed op by op needs besides the programs' own: supplied
+/// by the floor that evaluates and records (eager/evaluate.hpp), so that autodiff calls it
+/// without including it.
+struct eager_services {
+  /// a + b (one floating type), evaluated and recorded.
+  any_tensor (*add)(const any_tensor& a, const any_tensor& b);
+  /// t summed over its broadcast axes down to shape s, recorded.
+  any_tensor (*sum_to)(const any_tensor& t, const fg::shape& s);
+  /// t in shape s (same size), recorded.
+  any_tensor (*reshape)(const any_tensor& t, const fg::shape& s);
+  /// A rank-0 tensor of type d holding c, on device dev.
+  any_tensor (*constant)(cell c, dtype d, fg::device dev);
+  /// t broadcast to shape s, recorded.
+  any_tensor (*broadcast)(const any_tensor& t, const fg::shape& s);
+  /// One program op on tensors (op->unit()), evaluated and recorded.
+  any_tensor (*apply)(const expr::op_table& op, const any_tensor* args);
+};
+
+/// dst[i] += src[i] for n elements of floating type d.
+inline void add_into(dtype d, void* dst, const void* src, std::size_t n) {
+  if (d == dtype::float32) {
+    float* a = static_cast<float*>(dst);
+    const float* b = static_cast<const float*>(src);
+    for (std::size_t i = 0; i < n; ++i) a[i] = b[i] + a[i];
+  } else {
+    double* a = static_cast<double*>(dst);
+    const double* b = static_cast<const double*>(src);
+    for (std::size_t i = 0; i < n; ++i) a[i] = b[i] + a[i];
+  }
+}
+
+/// A gradient tensor as the tape holds it (float or double; nothing otherwise).
+inline any_grad to_any_grad(any_tensor&& t) {
+  if (auto* f = std::get_if<tensor<float>>(&t)) return std::move(*f);
+  if (auto* d = std::get_if<tensor<double>>(&t)) return std::move(*d);
+  return {};
+}
+inline any_tensor from_any_grad(const any_grad& g) {
+  if (auto* f = std::get_if<tensor<float>>(&g)) return *f;
+  if (auto* d = std::get_if<tensor<double>>(&g)) return *d;
+  return {};
+}
+
+/// Which slots of p carry a gradient to a needed input: leaf positions of needed inputs, and
+/// the floating results of ops with such an operand.
+inline small_vector<std::uint8_t, 16> gradient_slots(const expr::program& p, const std::uint8_t* input_of,
+                                             std::span<const bool> needed) {
+  small_vector<std::uint8_t, 16> needs;
+  for (std::size_t s = 0; s < p.leaves; ++s) needs.push_back(input_of[s] != no_input && needed[input_of[s]]);
+  for (std::size_t s = 0; s < p.literals; ++s) needs.push_back(false);
+  for (const expr::instr& in : p.code) {
+    bool any = false;
+    for (std::size_t j = 0; j < in.op->arity; ++j) any = any || needs[in.args[j]];
+    needs.push_back(any && (in.op->result == dtype::float32 || in.op->result == dtype::float64));
+  }
+  return needs;
+}
+
+/// Reads a host tensor's elements over an iteration space it broadcasts to, a block at a time.
+class broadcast_reader {
+ public:
+  broadcast_reader() = default;
+  broadcast_reader(const void* data, std::size_t elem, const fg::shape& s, const fg::shape& iter, unsigned char* splat)
+      : base_(static_cast<const unsigned char*>(data)), elem_(elem), iter_(iter) {
+    if (s.elements() == iter.elements()) {
+      mode_ = mode::direct;
+    } else if (s.elements() == 1) {
+      mode_ = mode::splat;
+      splat_ = splat;
+      for (std::size_t i = 0; i < grad_block; ++i) std::memcpy(splat + i * elem, base_, elem);
+    } else {
+      mode_ = mode::strided;
+      const auto cs = contiguous_strides(s);
+      const std::size_t off = iter.rank() - s.rank();
+      for (std::size_t d = 0; d < iter.rank(); ++d) strides_[d] = d < off || s[d - off] == 1 ? 0 : cs[d - off];
+    }
+  }
+  /// The n elements from flat position start of the iteration space: in the tensor, or copied to buf.
+  const void* read(std::size_t start, std::size_t n, unsigned char* buf) const {
+    if (mode_ == mode::direct) return base_ + start * elem_;
+    if (mode_ == mode::splat) return splat_;
+    const std::size_t r = iter_.rank();
+    std::array<std::size_t, max_rank> idx{};
+    index_t off = 0;
+    std::size_t rest = start;
+    for (std::size_t d = r; d-- > 0;) {
+      idx[d] = rest % iter_[d];
+      rest /= iter_[d];
+      off += static_cast<index_t>(idx[d]) * strides_[d];
+    }
+    for (std::size_t i = 0; i < n; ++i) {
+      copy_element(buf + i * elem_, base_ + off * static_cast<index_t>(elem_));
+      for (std::size_t d = r; d-- > 0;) {
+        off += strides_[d];
+        if (++idx[d] < iter_[d]) break;
+        off -= strides_[d] * static_cast<index_t>(iter_[d]);
+        idx[d] = 0;
+      }
+    }
+    return buf;
+  }
+
+ private:
+  void copy_element(unsigned char* to, const unsigned char* from) const {
+    if (elem_ == 4) std::memcpy(to, from, 4);
+    else if (elem_ == 8) std::memcpy(to, from, 8);
+    else std::memcpy(to, from, elem_);
+  }
+  enum class mode { direct, splat, strided };
+  const unsigned char* base_ = nullptr;
+  const unsigned char* splat_ = nullptr;
+  std::size_t elem_ = 0;
+  fg::shape iter_;
+  mode mode_ = mode::direct;
+  std::array<index_t, max_rank> strides_{};
+};
+
+template <class T>
+tensor<T> sum_host_to(const tensor<T>& t, const fg::shape& iter, const fg::shape& target) {
+  fg::shape keep;
+  const std::size_t off = iter.rank() - target.rank();
+  for (std::size_t d = 0; d < iter.rank(); ++d) keep.push_back(d < off ? 1 : target[d - off]);
+  using A = typename host::sum_reducer<T>::acc;
+  std::vector<A> acc(keep.elements(), A(0));
+  host::reduce_host<host::sum_reducer<T>>(expr::leaf<T>{t}, iter, keep, acc.data());
+  tensor<T> r(target, fg::device::cpu());
+  for (std::size_t i = 0; i < acc.size(); ++i) r.buffer()->data[i] = static_cast<T>(acc[i]);
+  return r;
+}
+
+/// The gradients of a program's inputs for upstream gradient g (a host tensor broadcasting to
+/// iter) in one pass over host memory (Note [block backward]). leaves: the tensors at the leaf
+/// positions (on the host); literals: the literals' values.
+inline void block_backward(const expr::program& p, std::span<const any_tensor> leaves, std::span<const cell> literals,
+                           const std::uint8_t* input_of, std::span<const program_input> inputs, const fg::shape& iter,
+                           const any_tensor& g, std::span<const bool> needed, std::span<any_grad> grads) {
+  const small_vector<std::uint8_t, 16> needs = gradient_slots(p, input_of, needed);
+  if (!needs[p.result()]) return;
+  ++counters().passes;
+  const std::size_t n = iter.elements(), slots = p.slots(), first = p.first_instr();
+  constexpr std::size_t cell_bytes = grad_block * 8;
+  // One workspace: per slot a value buffer (leaves: for broadcast reads; literals: splats),
+  // per op slot an adjoint buffer, and one for the upstream gradient (two: splat and read).
+  const std::size_t ws_cells = 2 * slots + 3;
+  std::unique_ptr<unsigned char[]> ws(new unsigned char[ws_cells * cell_bytes]);
+  auto value_buf = [&](std::size_t s) { return ws.get() + s * cell_bytes; };
+  auto adjoint_buf = [&](std::size_t s) { return ws.get() + (slots + s) * cell_bytes; };
+  unsigned char* g_buf = ws.get() + 2 * slots * cell_bytes;
+  unsigned char* g_splat = g_buf + cell_bytes;
+  unsigned char* scratch = g_splat + cell_bytes;
+
+  small_vector<broadcast_reader, 8> readers;
+  for (std::size_t s = 0; s < p.leaves; ++s)
+    readers.push_back(broadcast_reader(data_of(leaves[s]), size_of(p.types[s]), shape_of(leaves[s]), iter, value_buf(s)));
+  small_vector<const void*, 16> value;
+  for (std::size_t s = 0; s < slots; ++s) value.push_back(nullptr);
+  for (std::size_t c = 0; c < p.literals; ++c) {
+    const std::size_t s = p.leaves + c, e = size_of(p.types[s]);
+    for (std::size_t i = 0; i < grad_block; ++i) std::memcpy(value_buf(s) + i * e, literals[c].bytes, e);
+    value[s] = value_buf(s);
+  }
+  for (std::size_t s = first; s < slots; ++s) value[s] = value_buf(s);
+  const dtype gt = p.types[p.result()];
+  const broadcast_reader g_reader(data_of(g), size_of(gt), shape_of(g), iter, g_splat);
+
+  // Each needed input's gradient: written in place when it has the iteration space's size,
+  // else over the whole space first and summed down at the end.
+  small_vector<any_tensor, 2> out;
+  small_vector<unsigned char*, 2> dest;
+  small_vector<std::uint8_t, 2> direct;
+  for (std::size_t k = 0; k < inputs.size(); ++k) {
+    const bool d = inputs[k].shape.elements() == n;
+    direct.push_back(d);
+    any_tensor t;
+    if (needed[k]) {
+      const fg::shape& s = d ? inputs[k].shape : iter;
+      if (inputs[k].type == dtype::float32) t = tensor<float>(s, fg::device::cpu());
+      else t = tensor<double>(s, fg::device::cpu());
+    }
+    dest.push_back(static_cast<unsigned char*>(const_cast<void*>(data_of(t))));
+    out.push_back(std::move(t));
+  }
+
+  small_vector<std::uint8_t, 16> written;
+  for (std::size_t s = 0; s < slots; ++s) written.push_back(false);
+  small_vector<std::uint8_t, 2> in_written;
+  for (std::size_t k = 0; k < inputs.size(); ++k) in_written.push_back(false);
+  for (std::size_t start = 0; start < n; start += grad_block) {
+    const std::size_t m = std::min(grad_block, n - start);
+    for (std::size_t s = 0; s < p.leaves; ++s) value[s] = readers[s].read(start, m, value_buf(s));
+    const void* gv = g_reader.read(start, m, g_buf);
+    for (std::size_t k = 0; k < p.code.size(); ++k) {
+      const expr::instr& in = p.code[k];
+      const void* args[expr::max_arity] = {value[in.args[0]], value[in.args[1]], value[in.args[2]]};
+      in.op->forward(args, value_buf(first + k), m);
+    }
+    for (std::size_t s = 0; s < slots; ++s) written[s] = false;
+    for (std::size_t k = 0; k < inputs.size(); ++k) in_written[k] = false;
+    // The contribution c of slot s: into its adjoint, or its input's gradient for a leaf.
+    auto target = [&](std::size_t s, bool& acc) -> unsigned char* {
+      if (s < p.leaves) {
+        const std::size_t k = input_of[s];
+        acc = in_written[k];
+        in_written[k] = true;
+        return dest[k] + start * size_of(inputs[k].type);
+      }
+      acc = written[s];
+      written[s] = true;
+      return adjoint_buf(s);
+    };
+    if (p.code.empty()) {
+      bool acc;
+      unsigned char* d = target(0, acc);
+      std::memcpy(d, gv, m * size_of(gt));
+    }
+    for (std::size_t k = p.code.size(); k-- > 0;) {
+      const std::size_t s = first + k;
+      if (!needs[s]) continue;
+      const void* a = s == p.result() ? gv : (written[s] ? adjoint_buf(s) : nullptr);
+      if (!a) continue;
+      const expr::instr& in = p.code[k];
+      const void* args[expr::max_arity] = {value[in.args[0]], value[in.args[1]], value[in.args[2]]};
+      for (std::size_t j = 0; j < in.op->arity; ++j) {
+        if (!needs[in.args[j]] || !in.op->vjp[j]) continue;
+        bool acc;
+        unsigned char* d = target(in.args[j], acc);
+        if (!acc) {
+          in.op->vjp[j](a, args, d, m);
+        } else {
+          in.op->vjp[j](a, args, scratch, m);
+          add_into(in.op->args[j], d, scratch, m);
+        }
+      }
+    }
+    for (std::size_t k = 0; k < inputs.size(); ++k)
+      if (needed[k] && !in_written[k]) std::memset(dest[k] + start * size_of(inputs[k].type), 0, m * size_of(inputs[k].type));
+  }
+  for (std::size_t k = 0; k < inputs.size(); ++k) {
+    if (!needed[k]) continue;
+    if (!direct[k]) {
+      if (auto* f = std::get_if<tensor<float>>(&out[k])) out[k] = sum_host_to(*f, iter, inputs[k].shape);
+      else out[k] = sum_host_to(std::get<tensor<double>>(out[k]), iter, inputs[k].shape);
+    }
+    grads[k] = to_any_grad(std::move(out[k]));
+  }
+}
+
+/// a + b for two elements of floating type d.
+inline cell add_cells(dtype d, cell a, cell b) {
+  if (d == dtype::float32) return cell::of(a.as<float>() + b.as<float>());
+  return cell::of(a.as<double>() + b.as<double>());
+}
+
+/// block_backward on one element: leaf and literal values as cells, gradients as cells of
+/// their input's type (nullopt where none), in the same order of operations.
+inline void point_backward(const expr::program& p, const cell* leaf_values, const cell* literals,
+                           const std::uint8_t* input_of, std::size_t n_inputs, const dtype* input_types, cell g,
+                           std::span<const bool> needed, std::span<std::optional<cell>> grads) {
+  const small_vector<std::uint8_t, 16> needs = gradient_slots(p, input_of, needed);
+  if (!needs[p.result()]) return;
+  const std::size_t slots = p.slots(), first = p.first_instr();
+  small_vector<cell, 16> value, adj;
+  small_vector<std::uint8_t, 16> written;
+  for (std::size_t s = 0; s < slots; ++s) {
+    value.push_back(s < p.leaves ? leaf_values[s] : (s < first ? literals[s - p.leaves] : cell{}));
+    adj.push_back({});
+    written.push_back(false);
+  }
+  for (std::size_t k = 0; k < p.code.size(); ++k) {
+    const expr::instr& in = p.code[k];
+    const cell args[expr::max_arity] = {value[in.args[0]], value[in.args[1]], value[in.args[2]]};
+    value[first + k] = in.op->point_forward(args);
+  }
+  auto add_to = [&](std::size_t s, cell c) {
+    if (s < p.leaves) {
+      const std::size_t k = input_of[s];
+      grads[k] = grads[k] ? add_cells(input_types[k], c, *grads[k]) : c;
+    } else {
+      adj[s] = written[s] ? add_cells(p.types[s], c, adj[s]) : c;
+      written[s] = true;
+    }
+  };
+  if (p.code.empty()) add_to(0, g);
+  for (std::size_t k = p.code.size(); k-- > 0;) {
+    const std::size_t s = first + k;
+    if (!needs[s]) continue;
+    if (s != p.result() && !written[s]) continue;
+    const cell a = s == p.result() ? g : adj[s];
+    const expr::instr& in = p.code[k];
+    const cell args[expr::max_arity] = {value[in.args[0]], value[in.args[1]], value[in.args[2]]};
+    for (std::size_t j = 0; j < in.op->arity; ++j)
+      if (needs[in.args[j]] && in.op->point_vjp[j]) add_to(in.args[j], in.op->point_vjp[j](a, args));
+  }
+  (void)n_inputs;
+}
+
+/// The values of a program's slots evaluated op by op as eager tensors (recorded), literals as
+/// rank-0 tensors on the leaves' device.
+inline small_vector<any_tensor, 16> replay_forward(const expr::program& p, std::span<const any_tensor> leaves,
+                                                   std::span<const cell> literals, const eager_services& sv) {
+  small_vector<any_tensor, 16> value;
+  const fg::device dev = leaves.empty() ? fg::device::cpu() : device_of(leaves[0]);
+  for (std::size_t s = 0; s < p.leaves; ++s) value.push_back(leaves[s]);
+  for (std::size_t c = 0; c < p.literals; ++c) value.push_back(sv.constant(literals[c], p.types[p.leaves + c], dev));
+  for (const expr::instr& in : p.code) {
+    const any_tensor args[expr::max_arity] = {value[in.args[0]], in.op->arity > 1 ? value[in.args[1]] : any_tensor{},
+                                              in.op->arity > 2 ? value[in.args[2]] : any_tensor{}};
+    value.push_back(sv.apply(*in.op, args));
+  }
+  return value;
+}
+
+/// The program evaluated op by op: its result as an eager tensor.
+inline any_tensor run_op_by_op(const expr::program& p, std::span<const any_tensor> leaves,
+                               std::span<const cell> literals, const eager_services& sv) {
+  return replay_forward(p, leaves, literals, sv)[p.result()];
+}
+
+/// The backward step of a program op by op over eager tensors: its forward values recomputed,
+/// then each op's vjp rules evaluated as eager expressions, so that a recording tape records
+/// every step (higher orders), and device tensors stay on their device.
+inline void replay_backward(const expr::program& p, std::span<const any_tensor> leaves, std::span<const cell> literals,
+                            const std::uint8_t* input_of, std::span<const program_input> inputs, const fg::shape& iter,
+                            any_tensor g, std::span<const bool> needed, std::span<any_grad> grads,
+                            const eager_services& sv) {
+  const small_vector<std::uint8_t, 16> needs = gradient_slots(p, input_of, needed);
+  if (!needs[p.result()]) return;
+  small_vector<any_tensor, 16> value = replay_forward(p, leaves, literals, sv);
+  small_vector<any_tensor, 16> adj;
+  for (std::size_t s = 0; s < value.size(); ++s) adj.push_back({});
+  small_vector<any_tensor, 2> in_grad;
+  for (std::size_t k = 0; k < inputs.size(); ++k) in_grad.push_back({});
+  auto add_to = [&](std::size_t s, any_tensor c) {
+    if (shape_of(c) != shape_of(value[s])) c = sv.sum_to(c, shape_of(value[s]));
+    any_tensor& a = s < p.leaves ? in_grad[input_of[s]] : adj[s];
+    a = std::holds_alternative<std::monostate>(a) ? std::move(c) : sv.add(c, a);
+  };
+  const std::size_t first = p.first_instr();
+  // The evaluation ran over iter, which the expression broadcasts to and g broadcasts from.
+  if (shape_of(g) != iter) g = sv.broadcast(g, iter);
+  adj[p.result()] = g;
+  if (p.code.empty()) add_to(0, g);
+  for (std::size_t k = p.code.size(); k-- > 0;) {
+    const std::size_t s = first + k;
+    if (!needs[s] || std::holds_alternative<std::monostate>(adj[s])) continue;
+    const expr::instr& in = p.code[k];
+    const any_tensor args[expr::max_arity] = {value[in.args[0]], in.op->arity > 1 ? value[in.args[1]] : any_tensor{},
+                                              in.op->arity > 2 ? value[in.args[2]] : any_tensor{}};
+    for (std::size_t j = 0; j < in.op->arity; ++j)
+      if (needs[in.args[j]] && in.op->eager_vjp[j]) add_to(in.args[j], in.op->eager_vjp[j](adj[s], args));
+    adj[s] = {};  // released as soon as its contributions are made
+  }
+  for (std::size_t k = 0; k < inputs.size(); ++k)
+    if (needed[k]) grads[k] = to_any_grad(std::move(in_grad[k]));
+}
+}  // namespace fusegrad::detail

@@ -1,0 +1,167 @@
+#pragma once
+/// \file The tape entries of recorded evaluations: fused_entry for an evaluation over tensors,
+/// scalar_entry for one over a single element (Note [scalar entries]). Both hold the
+/// expression's program (Note [programs]) and what its leaves and literals held, no expression
+/// types: their code is compiled once, not once per expression.
+
+#include <array>
+#include <optional>
+
+#include "program_backward.hpp"
+
+namespace fusegrad::detail {
+
+/// The backward step of an evaluation over tensors. Which engine runs it:
+/// - the saved derivative (Note [saved derivative], eager/saved_derivative.hpp), when one was
+///   saved and no tape records the step: the gradient is upstream * derivative;
+/// - else on the host, when no tape records the step: block_backward (Note [block backward]);
+/// - else (a tape records the step, or the tensors live on a device): replay_backward, op by op.
+struct fused_entry : backward_fn {
+  const expr::program* prog;
+  const eager_services* sv;
+  small_vector<any_tensor, 4> leaves;          ///< per leaf position
+  small_vector<cell, 2> literals;
+  small_vector<std::uint8_t, 4> input_of;      ///< per leaf position
+  small_vector<program_input, 2> inputs;
+  fg::shape iter, gshape;
+  any_tensor derivative;  ///< the saved derivative, or nothing
+
+  fused_entry(const expr::program& p, const eager_services& s) : prog(&p), sv(&s) {}
+
+  const char* name() const noexcept override { return prog->code.empty() ? "identity" : prog->code.back().op->name; }
+
+  void run(std::span<const any_grad> upstream, std::span<const bool> needed, std::span<any_grad> grads) override {
+    any_tensor g = from_any_grad(upstream[0]);
+    if (std::holds_alternative<std::monostate>(g)) return;
+    if (!std::holds_alternative<std::monostate>(derivative) && !records(g)) return run_saved(g, needed, grads);
+    bool host = device_of(g).is_cpu();
+    for (const any_tensor& l : leaves) host = host && device_of(l).is_cpu();
+    if (host && !records(g)) {
+      if (shape_of(g) != gshape) g = plain_reshape(g, gshape);
+      return block_backward(*prog, leaves, literals, input_of.data(), inputs, iter, g, needed, grads);
+    }
+    if (shape_of(g) != gshape) g = sv->reshape(g, gshape);
+    replay_backward(*prog, leaves, literals, input_of.data(), inputs, iter, g, needed, grads, *sv);
+  }
+
+ protected:
+  /// True when a tape records now and tracks one of this step's inputs or its upstream
+  /// gradient: then the step runs op by op so that the tape sees it.
+  bool records(const any_tensor& g) const {
+    if (!recording()) return false;
+    const tensor_id gid = id_of(g);
+    if (any_tape_tracks(std::span<const tensor_id>(&gid, 1))) return true;
+    for (const program_input& in : inputs)
+      if (any_tape_tracks(std::span<const tensor_id>(&in.id, 1))) return true;
+    return false;
+  }
+
+ private:
+  static any_tensor plain_reshape(const any_tensor& g, const fg::shape& s) {
+    return std::visit(
+        [&](const auto& t) -> any_tensor {
+          if constexpr (std::is_same_v<std::decay_t<decltype(t)>, std::monostate>) return {};
+          else return std::decay_t<decltype(t)>(t.buffer(), s, t.id());
+        },
+        g);
+  }
+  /// The one input's gradient from the saved derivative: the derivative itself for an upstream
+  /// of exactly 1 (a loss), else upstream * derivative (the upstream is one element: a loss).
+  template <class T>
+  any_grad saved_gradient(const tensor<T>& g, const tensor<T>& d) const {
+    const tensor<T> hg = g.cpu();
+    const T u = *hg.data();
+    if (u == T(1)) return d;
+    tensor<T> r(d.shape(), fg::device::cpu());
+    for (std::size_t i = 0; i < d.size(); ++i) r.buffer()->data[i] = u * d.data()[i];
+    return r;
+  }
+  void run_saved(const any_tensor& g, std::span<const bool> needed, std::span<any_grad> grads) const {
+    if (!needed[0]) return;
+    if (const auto* d = std::get_if<tensor<float>>(&derivative)) grads[0] = saved_gradient(std::get<tensor<float>>(g), *d);
+    else grads[0] = saved_gradient(std::get<tensor<double>>(g), std::get<tensor<double>>(derivative));
+  }
+};
+
+/// Where a one-element expression's inputs stand: per leaf position its id, rank and input
+/// index; per distinct floating-point input (in order of first position) its dtype and rank.
+template <std::size_t L>
+struct scalar_layout {
+  std::array<tensor_id, L> ids{};
+  std::array<std::uint8_t, L> ranks{};
+  std::array<std::uint8_t, L> input_of{};  ///< per position: its input's index, or no_input
+  std::array<dtype, L> types{};
+  std::array<std::uint8_t, L> input_ranks{};
+  std::uint8_t n_inputs = 0, iter_rank = 0, g_rank = 0;
+};
+
+/// Note [scalar entries]: scalar code (the Collatz and line-search loops) records one op per
+/// statement on one-element tensors, where a fused entry's tensors and shapes cost more than
+/// the arithmetic. A user-level evaluation over one element on the host records a
+/// scalar_entry instead: the program, its leaves' values, ids and ranks, its literals. When
+/// gradient() runs it and no tape would record the step, run_scalar computes each input's
+/// gradient as a number (point_backward), and gradient() passes numbers (scalar_grad) between
+/// such entries without making tensors. When a tape would record the step (a persistent tape
+/// differentiating its own gradient, nested tapes), run() rebuilds one-element tensors bearing
+/// the original ids and replays the program op by op, as a fused entry would.
+template <std::size_t L, std::size_t C>
+struct scalar_entry final : backward_fn {
+  const expr::program* prog;
+  const eager_services* sv;
+  std::array<cell, L> values;
+  std::array<cell, (C > 0 ? C : 1)> literals;
+  scalar_layout<L> at;
+
+  scalar_entry(const expr::program& p, const eager_services& s) : prog(&p), sv(&s) {}
+
+  const char* name() const noexcept override { return prog->code.empty() ? "identity" : prog->code.back().op->name; }
+  bool has_scalar_path() const noexcept override { return true; }
+
+  void run_scalar(const scalar_grad& up, std::span<const bool> needed,
+                  std::span<std::optional<scalar_grad>> grads) override {
+    const dtype gt = prog->types[prog->result()];
+    const cell g = gt == dtype::float32 ? cell::of(static_cast<float>(up.value)) : cell::of(up.value);
+    std::array<std::optional<cell>, L> out{};
+    point_backward(*prog, values.data(), literals.data(), at.input_of.data(), at.n_inputs, at.types.data(), g, needed,
+                   std::span<std::optional<cell>>(out.data(), at.n_inputs));
+    for (std::size_t k = 0; k < at.n_inputs; ++k) {
+      if (!needed[k] || !out[k]) continue;
+      const double v = at.types[k] == dtype::float32 ? static_cast<double>(out[k]->template as<float>())
+                                                      : out[k]->template as<double>();
+      grads[k] = scalar_grad{v, at.types[k], at.input_ranks[k]};
+    }
+  }
+
+  void run(std::span<const any_grad> upstream, std::span<const bool> needed, std::span<any_grad> grads) override {
+    fused_entry full(*prog, *sv);
+    for (std::size_t q = 0; q < L; ++q) {
+      const fg::shape s = ones_shape(at.ranks[q]);
+      const dtype t = prog->types[q];
+      any_tensor l;
+      auto make = [&]<class T>(T v) {
+        auto st = make_storage<T>(1, fg::device::cpu());
+        *st->data = v;
+        l = tensor<T>(std::move(st), s, at.ids[q]);
+      };
+      switch (t) {
+        case dtype::float32: make(values[q].template as<float>()); break;
+        case dtype::float64: make(values[q].template as<double>()); break;
+        case dtype::int32: make(values[q].template as<std::int32_t>()); break;
+        case dtype::int64: make(values[q].template as<std::int64_t>()); break;
+        case dtype::boolean: make(values[q].template as<bool>()); break;
+      }
+      full.leaves.push_back(std::move(l));
+      full.input_of.push_back(at.input_of[q]);
+    }
+    for (std::size_t c = 0; c < C; ++c) full.literals.push_back(literals[c]);
+    for (std::size_t k = 0; k < at.n_inputs; ++k) {
+      std::size_t q = 0;
+      while (at.input_of[q] != k) ++q;
+      full.inputs.push_back({at.ids[q], ones_shape(at.input_ranks[k]), at.types[k]});
+    }
+    full.iter = ones_shape(at.iter_rank);
+    full.gshape = ones_shape(at.g_rank);
+    full.run(upstream, needed, grads);
+  }
+};
+}  // namespace fusegrad::detail

@@ -1,0 +1,337 @@
+#pragma once
+/// \file When expressions become tensors, and how evaluations are recorded on tapes. An
+/// expression assigned to a tensor, printed, converted or consumed by a boundary op is
+/// evaluated here in one fused pass (eval/dispatch.hpp) and, when a live tape watches one of
+/// its floating-point leaves, recorded as ONE tape entry holding its program (Note [programs]),
+/// leaves and literals: its backward step is compiled once for all expressions
+/// (autodiff/program_entry.hpp). A loss saves its derivative in its forward pass (Note [saved
+/// derivative]).
+
+#include <algorithm>
+#include <array>
+#include <memory>
+
+#include "../autodiff/program_entry.hpp"
+#include "../eval/dispatch.hpp"
+#include "device_backward.hpp"
+#include "program_of.hpp"
+#include "saved_derivative.hpp"
+
+namespace fusegrad {
+/// A tensor with the same values and a new shape of the same size (-1 infers one dimension).
+template <class T> tensor<T> reshape(const tensor<T>& x, const fg::shape& s);
+
+namespace detail {
+
+/// Records a one-element host evaluation as a scalar entry (Note [scalar entries]).
+template <class E>
+void record_scalar(const E& e, std::size_t iter_rank, std::size_t g_rank, tensor_id out) {
+  constexpr std::size_t L = expr::leaf_count<E>::value, C = expr::literal_count<E>::value;
+  std::array<tensor_id, L> input_ids;
+  scalar_layout<L> at;
+  at.iter_rank = static_cast<std::uint8_t>(iter_rank);
+  at.g_rank = static_cast<std::uint8_t>(g_rank);
+  std::array<cell, L> values;
+  std::size_t p = 0;
+  expr::for_each_leaf(e, [&](const auto& l) {
+    using T = typename std::remove_cvref_t<decltype(l)>::value_type;
+    values[p] = cell::of(*l.value.data());
+    at.ids[p] = l.value.id();
+    at.ranks[p] = static_cast<std::uint8_t>(l.value.rank());
+    at.input_of[p] = no_input;
+    if constexpr (std::is_floating_point_v<T>) {
+      std::uint8_t k = 0;
+      while (k < at.n_inputs && input_ids[k] != at.ids[p]) ++k;
+      if (k == at.n_inputs) {
+        input_ids[k] = at.ids[p];
+        at.types[k] = dtype_of<T>();
+        at.input_ranks[k] = at.ranks[p];
+        ++at.n_inputs;
+      }
+      at.input_of[p] = k;
+    }
+    ++p;
+  });
+  if (at.n_inputs == 0) return;
+  const tensor_id outs[1] = {out};
+  record(std::span<const tensor_id>(input_ids.data(), at.n_inputs), outs, [&] {
+    using S = scalar_entry<L, C>;
+    auto fn = make_arena_entry<S>(program_of<E>(), services());
+    S* s = static_cast<S*>(fn.get());
+    s->values = values;
+    s->at = at;
+    if constexpr (C > 0) {
+      small_vector<cell, C> lits;
+      collect_literals(e, lits);
+      std::copy(lits.begin(), lits.end(), s->literals.begin());
+    }
+    return fn;
+  });
+}
+
+/// Records e (evaluated on device d over `iter`, its upstream gradient reshaped to `gshape`) on
+/// the tapes that track one of its floating-point leaves. `derivative`: the saved derivative
+/// (Note [saved derivative]), taken by the entry; null when none was saved.
+template <class E>
+void record_fused(const E& e, const fg::shape& iter, const fg::shape& gshape, fg::device d, tensor_id out,
+                  tensor<typename E::value_type>* derivative = nullptr) {
+  constexpr std::size_t L = expr::leaf_count<E>::value;
+  if constexpr (L > 0) {
+    if (iter.elements() == 1 && d.is_cpu() && !derivative) return record_scalar(e, iter.rank(), gshape.rank(), out);
+    small_vector<std::uint8_t, 4> input_of;
+    small_vector<program_input, 2> inputs;
+    id_list ids;
+    expr::for_each_leaf(e, [&](const auto& l) {
+      using T = typename std::remove_cvref_t<decltype(l)>::value_type;
+      std::uint8_t k = no_input;
+      if constexpr (std::is_floating_point_v<T>) {
+        const tensor_id id = l.value.id();
+        k = 0;
+        while (k < ids.size() && ids[k] != id) ++k;
+        if (k == ids.size()) {
+          ids.push_back(id);
+          inputs.push_back({id, l.value.shape(), dtype_of<T>()});
+        }
+      }
+      input_of.push_back(k);
+    });
+    if (ids.empty()) return;
+    const tensor_id outs[1] = {out};
+    record(std::span<const tensor_id>(ids.data(), ids.size()), outs, [&] {
+      // From the block cache (Note [buffer cache]): an entry holds shapes and tensors, often
+      // a kilobyte, which malloc serves slowly in a loop.
+      std::shared_ptr<fused_entry> fn;
+#if defined(FUSEGRAD_DEVICE)
+      if (d.is_gpu())
+        fn = std::allocate_shared<device_fused_entry<E>>(host_allocator<device_fused_entry<E>>{}, program_of<E>(),
+                                                         services(), e);
+#endif
+      if (!fn) fn = std::allocate_shared<fused_entry>(host_allocator<fused_entry>{}, program_of<E>(), services());
+      expr::for_each_leaf(e, [&](const auto& l) { fn->leaves.push_back(l.value); });
+      collect_literals(e, fn->literals);
+      fn->input_of = std::move(input_of);
+      fn->inputs = std::move(inputs);
+      fn->iter = iter;
+      fn->gshape = gshape;
+      if (derivative) fn->derivative = std::move(*derivative);
+      return std::shared_ptr<backward_fn>(std::move(fn));
+    });
+  }
+}
+
+/// Evaluates e broadcast to `out` in one fused pass, recorded.
+template <class E, class T = typename E::value_type>
+tensor<T> evaluate_to(const E& e, const fg::shape& out) {
+  if constexpr (expr::is_leaf<E>::value)
+    if (e.shape() == out) return e.value;
+  const fg::device d = common_device(e);
+  tensor<T> r(out, d);
+  if (out.elements() == 1 && d.is_cpu()) {
+    ++counters().passes;
+    *r.buffer()->data = expr::point_value(e);
+  } else {
+    run_elementwise(e, out, d, r.buffer()->data);
+  }
+  if constexpr (std::is_floating_point_v<T>)
+    if (recording()) record_fused(e, out, out, d, r.id());
+  return r;
+}
+
+/// Evaluates e one op at a time from its program: the op-by-op mode (each op recorded).
+template <class E, class T = typename E::value_type>
+tensor<T> evaluate_unfused(const E& e) {
+  return std::get<tensor<T>>(run_expression_op_by_op(e));
+}
+
+/// Mean of e over the axes that `iter` has and `keep` reduces (keep: iter's rank, 1 on the
+/// reduced axes): one fused pass over e; the reduced sums are divided by the count as they are
+/// written out (as numpy does: sum, then divide). Recorded as the sum of e / count.
+template <class E, class T = typename E::value_type>
+tensor<T> mean_to(const E& e, const fg::shape& iter, const fg::shape& keep, std::size_t count) {
+  const fg::device dev = common_device(e);
+  tensor<T> r(keep, dev);
+  const T n = static_cast<T>(count);
+  run_reduction<host::sum_reducer<T>>(e, iter, keep, dev, r.buffer()->data, n);
+  if (recording()) record_fused(e / n, iter, keep, dev, r.id());
+  return r;
+}
+
+/// Sum of e, broadcast over `iter`, reduced to `target` (a shape iter broadcasts from): the
+/// reduction of a gradient over broadcast axes, and reduce_sum. One fused pass, recorded.
+template <class E, class T = typename E::value_type>
+tensor<T> sum_to(const E& e, const fg::shape& iter, const fg::shape& target) {
+  if (target == iter) return evaluate_to(e, iter);
+  fg::shape keep;
+  const std::size_t off = iter.rank() - target.rank();
+  for (std::size_t d = 0; d < iter.rank(); ++d) keep.push_back(d < off ? 1 : target[d - off]);
+  const fg::device dev = common_device(e);
+  tensor<T> r(target, dev);
+  if constexpr (may_save_derivative<E>()) {
+    if (keep.elements() == 1) {
+      typename host::sum_reducer<T>::acc sum(0);
+      if (tensor<T> dr = sum_saving_derivative(e, iter, &sum); dr.defined()) {
+        *r.buffer()->data = static_cast<T>(sum);
+        record_fused(e, iter, keep, dev, r.id(), &dr);
+        return r;
+      }
+    }
+  }
+  run_reduction<host::sum_reducer<T>>(e, iter, keep, dev, r.buffer()->data);
+  if constexpr (std::is_floating_point_v<T>)
+    if (recording()) record_fused(e, iter, keep, dev, r.id());
+  return r;
+}
+
+template <class T>
+tensor<T> const& as_tensor(const any_tensor& t) {
+  return std::get<tensor<T>>(t);
+}
+
+/// The eager ops the backward engines need (autodiff/program_backward.hpp).
+template <class F>
+any_tensor on_floating(const any_tensor& t, F&& f) {
+  if (const auto* a = std::get_if<tensor<float>>(&t)) return f(*a);
+  return f(std::get<tensor<double>>(t));
+}
+inline any_tensor service_add(const any_tensor& a, const any_tensor& b) {
+  return on_floating(a, [&](const auto& x) -> any_tensor {
+    using T = typename std::decay_t<decltype(x)>::value_type;
+    return tensor<T>(expr::leaf<T>{x} + expr::leaf<T>{std::get<tensor<T>>(b)});
+  });
+}
+inline any_tensor service_sum_to(const any_tensor& t, const fg::shape& s) {
+  return on_floating(t, [&](const auto& x) -> any_tensor {
+    using T = typename std::decay_t<decltype(x)>::value_type;
+    fg::shape iter = x.shape();
+    // A gradient of a broadcast operand: sum over the axes it was broadcast along.
+    return sum_to(expr::leaf<T>{x}, iter, s);
+  });
+}
+inline any_tensor service_broadcast(const any_tensor& t, const fg::shape& s) {
+  return on_floating(t, [&](const auto& x) -> any_tensor {
+    using T = typename std::decay_t<decltype(x)>::value_type;
+    return evaluate_to(expr::leaf<T>{x}, s);
+  });
+}
+inline any_tensor service_reshape(const any_tensor& t, const fg::shape& s) {
+  return on_floating(t, [&](const auto& x) -> any_tensor { return reshape(x, s); });
+}
+inline any_tensor service_constant(cell c, dtype d, fg::device dev) {
+  auto make = [&]<class T>(T v) -> any_tensor {
+    tensor<T> t(fg::shape{}, fg::device::cpu());
+    *t.buffer()->data = v;
+    return dev.is_cpu() ? t : t.to(dev);
+  };
+  switch (d) {
+    case dtype::float32: return make(c.as<float>());
+    case dtype::float64: return make(c.as<double>());
+    case dtype::int32: return make(c.as<std::int32_t>());
+    case dtype::int64: return make(c.as<std::int64_t>());
+    case dtype::boolean: return make(c.as<bool>());
+  }
+  return {};
+}
+/// A new host tensor of type d and shape s.
+inline any_tensor make_any_tensor(dtype d, const fg::shape& s) {
+  switch (d) {
+    case dtype::float32: return tensor<float>(s, fg::device::cpu());
+    case dtype::float64: return tensor<double>(s, fg::device::cpu());
+    case dtype::int32: return tensor<std::int32_t>(s, fg::device::cpu());
+    case dtype::int64: return tensor<std::int64_t>(s, fg::device::cpu());
+    case dtype::boolean: return tensor<bool>(s, fg::device::cpu());
+  }
+  return {};
+}
+
+/// Records an evaluation of program p (its leaves and literals given) on the tapes that track
+/// one of its floating-point leaves: the type-erased twin of record_fused.
+inline void record_program(const expr::program& p, std::span<const any_tensor> leaves, std::span<const cell> literals,
+                           const fg::shape& iter, const fg::shape& gshape, tensor_id out) {
+  small_vector<std::uint8_t, 4> input_of;
+  small_vector<program_input, 2> inputs;
+  id_list ids;
+  for (std::size_t q = 0; q < leaves.size(); ++q) {
+    std::uint8_t k = no_input;
+    if (p.types[q] == dtype::float32 || p.types[q] == dtype::float64) {
+      const tensor_id id = id_of(leaves[q]);
+      k = 0;
+      while (k < ids.size() && ids[k] != id) ++k;
+      if (k == ids.size()) {
+        ids.push_back(id);
+        inputs.push_back({id, shape_of(leaves[q]), p.types[q]});
+      }
+    }
+    input_of.push_back(k);
+  }
+  if (ids.empty()) return;
+  const tensor_id outs[1] = {out};
+  record(std::span<const tensor_id>(ids.data(), ids.size()), outs, [&] {
+    auto fn = std::allocate_shared<fused_entry>(host_allocator<fused_entry>{}, p, services());
+    for (const any_tensor& l : leaves) fn->leaves.push_back(l);
+    for (const cell& c : literals) fn->literals.push_back(c);
+    fn->input_of = std::move(input_of);
+    fn->inputs = std::move(inputs);
+    fn->iter = iter;
+    fn->gshape = gshape;
+    return std::shared_ptr<backward_fn>(std::move(fn));
+  });
+}
+
+/// One program op applied to tensors as an eager op: one pass over the broadcast shape, in
+/// blocks, with the op's block rule, recorded (what op-by-op evaluation and backward replays
+/// run: one loop per op, not per expression).
+inline any_tensor service_apply(const expr::op_table& op, const any_tensor* args) {
+  fg::shape out = shape_of(args[0]);
+  const fg::device d = device_of(args[0]);
+  for (std::size_t j = 1; j < op.arity; ++j) {
+    const fg::shape& s = shape_of(args[j]);
+    if (s != out) out = s.rank() == 0 ? out : (out.rank() == 0 ? s : broadcast_shapes(out, s, op.name));
+    FG_CHECK(device_of(args[j]) == d, device_error, "fusegrad: operands of one expression live on ", d.str(), " and ",
+             device_of(args[j]).str(), "; move one with .gpu() or .cpu() (fusegrad never copies between devices silently)");
+  }
+  if (d.is_gpu()) {
+    if (!op.device_forward) throw device_error(cat("fusegrad: ", op.name, " on ", d.str(), " needs the device backend"));
+    return op.device_forward(args);
+  }
+  any_tensor r = make_any_tensor(op.result, out);
+  ++counters().passes;
+  const std::size_t n = out.elements(), elem = size_of(op.result);
+  auto* dst = static_cast<unsigned char*>(const_cast<void*>(data_of(r)));
+  std::unique_ptr<unsigned char[]> ws(new unsigned char[2 * expr::max_arity * grad_block * 8]);
+  small_vector<broadcast_reader, 3> readers;
+  for (std::size_t j = 0; j < op.arity; ++j)
+    readers.push_back(broadcast_reader(data_of(args[j]), size_of(op.args[j]), shape_of(args[j]), out,
+                                       ws.get() + (expr::max_arity + j) * grad_block * 8));
+  for (std::size_t start = 0; start < n; start += grad_block) {
+    const std::size_t m = std::min(grad_block, n - start);
+    const void* a[expr::max_arity] = {};
+    for (std::size_t j = 0; j < op.arity; ++j) a[j] = readers[j].read(start, m, ws.get() + j * grad_block * 8);
+    op.forward(a, dst + start * elem, m);
+  }
+  if ((op.result == dtype::float32 || op.result == dtype::float64) && recording())
+    record_program(*op.unit(), std::span<const any_tensor>(args, op.arity), {}, out, out, id_of(r));
+  return r;
+}
+
+inline const eager_services& services() {
+  static constexpr eager_services s{&service_add, &service_sum_to, &service_reshape, &service_constant, &service_broadcast, &service_apply};
+  return s;
+}
+}  // namespace detail
+
+template <class T>
+template <expression E>
+tensor<T>::tensor(const E& e) {
+  static_assert(std::same_as<typename E::value_type, T>,
+                "fg::tensor<T>: the expression's element type is not T; convert with fg::cast<T>(expr)");
+  *this = detail::evaluate_to(e, e.shape());
+}
+
+/// Evaluates an expression now (tensors are returned as they are, variables read).
+template <tensor_like X>
+tensor<value_type_of<X>> eval(const X& x) {
+  if constexpr (expr::is_leaf<X>::value) return x.value;
+  else if constexpr (expr::is_literal<X>::value) return tensor<value_type_of<X>>(x.value);
+  else return tensor<value_type_of<X>>(x);
+}
+}  // namespace fusegrad

@@ -1,0 +1,195 @@
+#pragma once
+/// \file The program of an expression type and the tables of its ops (Note [programs],
+/// expr/program.hpp): what the backward engines run (autodiff/program_backward.hpp). Each
+/// table is compiled once per op and operand element types.
+
+#include <tuple>
+#include <utility>
+
+#include "../autodiff/program_backward.hpp"
+#include "../eval/host.hpp"
+#include "../expr/gradient.hpp"
+#include "../expr/program.hpp"
+#include "../ops/binary.hpp"
+
+namespace fusegrad::detail {
+
+const eager_services& services();
+template <class Op, class... V> const expr::op_table& table_of();
+
+template <class E> const expr::program& program_of();
+
+template <class E>
+any_tensor run_expression_op_by_op(const E& e);
+
+/// The rules of Op over operands of element types V, as the functions of its op table.
+template <class Op, class... V>
+struct op_rules {
+  static_assert(std::is_empty_v<Op>, "fusegrad: a program op must be stateless");
+  using R = typename Op::template result<V...>;
+  static constexpr std::size_t n = sizeof...(V);
+  template <std::size_t I> using operand = std::tuple_element_t<I, std::tuple<V...>>;
+  using seq = std::index_sequence_for<V...>;
+
+  static void forward(const void* const* args, void* out, std::size_t m) {
+    [&]<std::size_t... J>(std::index_sequence<J...>) {
+      const expr::node<Op, expr::slot_leaf<V, J>...> e(Op{}, expr::slot_leaf<V, J>{}...);
+      host::detail::evaluate_slots(e, m, static_cast<R*>(out), args);
+    }(seq{});
+  }
+
+  /// The vjp expression of operand I over slot leaves: g in slot 0, the operands after it.
+  template <std::size_t I>
+  static auto slot_vjp() {
+    return [&]<std::size_t... J>(std::index_sequence<J...>) {
+      return Op{}.template vjp<I>(expr::slot_leaf<R, 0>{}, expr::slot_leaf<V, J + 1>{}...);
+    }(seq{});
+  }
+  template <std::size_t I>
+  static constexpr bool has_vjp() {
+    if constexpr (!std::is_floating_point_v<R> || !std::is_floating_point_v<operand<I>>) return false;
+    else return !expr::is_zero_grad<decltype(slot_vjp<I>())>::value;
+  }
+
+  template <std::size_t I>
+  static void vjp(const void* g, const void* const* args, void* out, std::size_t m) {
+    const void* slots[n + 1];
+    slots[0] = g;
+    for (std::size_t j = 0; j < n; ++j) slots[j + 1] = args[j];
+    host::detail::evaluate_slots(slot_vjp<I>(), m, static_cast<operand<I>*>(out), slots);
+  }
+
+  static cell point_forward(const cell* a) {
+    return [&]<std::size_t... J>(std::index_sequence<J...>) {
+      return cell::of(static_cast<R>(Op{}(a[J].template as<V>()...)));
+    }(seq{});
+  }
+  template <std::size_t I>
+  static cell point_vjp(cell g, const cell* a) {
+    return [&]<std::size_t... J>(std::index_sequence<J...>) {
+      const auto e = Op{}.template vjp<I>(expr::literal<R>{g.template as<R>()}, expr::literal<V>{a[J].template as<V>()}...);
+      return cell::of(static_cast<operand<I>>(expr::point_value(e)));
+    }(seq{});
+  }
+
+#if defined(FUSEGRAD_DEVICE)
+  static any_tensor device_forward(const any_tensor* a) {
+    return [&]<std::size_t... J>(std::index_sequence<J...>) -> any_tensor {
+      return tensor<R>(expr::node<Op, expr::leaf<V>...>(Op{}, expr::leaf<V>{std::get<tensor<V>>(a[J])}...));
+    }(seq{});
+  }
+#endif
+  static const expr::program* unit() {
+    static const expr::program p = [] {
+      expr::program q;
+      q.leaves = static_cast<std::uint16_t>(n);
+      q.types = {dtype_of<V>()...};
+      expr::instr in{&table_of<Op, V...>(), {}};
+      for (std::size_t j = 0; j < n; ++j) in.args[j] = static_cast<std::uint16_t>(j);
+      q.code.push_back(in);
+      q.types.push_back(dtype_of<R>());
+      return q;
+    }();
+    return &p;
+  }
+  template <std::size_t I>
+  static any_tensor eager_vjp(const any_tensor& g, const any_tensor* a) {
+    return [&]<std::size_t... J>(std::index_sequence<J...>) -> any_tensor {
+      const auto e = Op{}.template vjp<I>(expr::leaf<R>{std::get<tensor<R>>(g)}, expr::leaf<V>{std::get<tensor<V>>(a[J])}...);
+      return run_expression_op_by_op(e);
+    }(seq{});
+  }
+
+  static expr::op_table make() {
+    expr::op_table t{};
+    t.name = Op::name;
+    t.arity = static_cast<std::uint8_t>(n);
+    t.result = dtype_of<R>();
+    [&]<std::size_t... J>(std::index_sequence<J...>) {
+      ((t.args[J] = dtype_of<V>()), ...);
+      (set_vjp<J>(t), ...);
+    }(seq{});
+    t.forward = &forward;
+    t.point_forward = &point_forward;
+#if defined(FUSEGRAD_DEVICE)
+    t.device_forward = &device_forward;
+#endif
+    t.unit = &unit;
+    return t;
+  }
+  template <std::size_t I>
+  static void set_vjp(expr::op_table& t) {
+    if constexpr (has_vjp<I>()) {
+      t.vjp[I] = &vjp<I>;
+      t.point_vjp[I] = &point_vjp<I>;
+      t.eager_vjp[I] = &eager_vjp<I>;
+    }
+  }
+};
+
+/// The table of Op over operands of element types V.
+template <class Op, class... V>
+const expr::op_table& table_of() {
+  static const expr::op_table t = op_rules<Op, V...>::make();
+  return t;
+}
+
+template <class E>
+std::uint16_t build_program(expr::program& p, std::uint16_t& leaf, std::uint16_t& lit) {
+  using T = typename E::value_type;
+  if constexpr (expr::is_leaf<E>::value) {
+    p.types[leaf] = dtype_of<T>();
+    return leaf++;
+  } else if constexpr (expr::is_literal<E>::value) {
+    const auto s = static_cast<std::uint16_t>(p.leaves + lit++);
+    p.types[s] = dtype_of<T>();
+    return s;
+  } else {
+    return [&]<class Op, class... A>(std::type_identity<expr::node<Op, A...>>) {
+      expr::instr in{&table_of<Op, typename A::value_type...>(), {}};
+      std::size_t j = 0;
+      ((in.args[j++] = build_program<A>(p, leaf, lit)), ...);
+      p.code.push_back(in);
+      p.types.push_back(dtype_of<T>());
+      return static_cast<std::uint16_t>(p.types.size() - 1);
+    }(std::type_identity<E>{});
+  }
+}
+
+/// The program of expression type E (built once).
+template <class E>
+const expr::program& program_of() {
+  static const expr::program p = [] {
+    expr::program q;
+    q.leaves = static_cast<std::uint16_t>(expr::leaf_count<E>::value);
+    q.literals = static_cast<std::uint16_t>(expr::literal_count<E>::value);
+    q.types.resize(q.leaves + q.literals);
+    std::uint16_t leaf = 0, lit = 0;
+    build_program<E>(q, leaf, lit);
+    return q;
+  }();
+  return p;
+}
+
+/// Appends the literals of e, depth-first, as cells.
+template <class E, class Out>
+void collect_literals(const E& e, Out& out) {
+  if constexpr (expr::is_literal<E>::value) out.push_back(cell::of(e.value));
+  else if constexpr (expression<E>)
+    fg::detail::apply([&](const auto&... a) { (collect_literals(a, out), ...); }, e.args);
+}
+
+/// e evaluated op by op from its program (each op an eager evaluation, recorded).
+template <class E>
+any_tensor run_expression_op_by_op(const E& e) {
+  if constexpr (expr::is_leaf<E>::value) {
+    return e.value;
+  } else {
+    small_vector<any_tensor, 4> leaves;
+    expr::for_each_leaf(e, [&](const auto& l) { leaves.push_back(l.value); });
+    small_vector<cell, 2> literals;
+    collect_literals(e, literals);
+    return run_op_by_op(program_of<E>(), leaves, literals, services());
+  }
+}
+}  // namespace fusegrad::detail

@@ -1,0 +1,67 @@
+#pragma once
+/// \file The run-time description of an expression: its ops in evaluation order over numbered
+/// slots, each op known through a table of functions compiled once per op and operand types.
+/// Note [programs]: an expression type compiles its forward loops (and, for a loss, the loop of
+/// its value and derivative: Note [saved derivative]); everything else an expression may need
+/// later (its backward step, the scalar path, op-by-op evaluation, higher orders, device
+/// replays) runs from its program: the leaves are numbered depth-first (positions, as in Note
+/// [fused backward]), then the literals, then the results of the ops in post-order. Each op's
+/// table holds its forward rule and its derivative rules as functions over blocks of elements,
+/// over single elements, and over tensors, so the code behind a program is instantiated once
+/// per op and element types, not once per expression.
+
+#include <array>
+#include <cstdint>
+#include <vector>
+
+#include "../core/any_tensor.hpp"
+
+namespace fusegrad::expr {
+
+/// The largest number of operands an elementwise op takes (where).
+inline constexpr std::size_t max_arity = 3;
+
+struct program;
+
+/// What a program knows of one op applied to operands of given element types (Note [programs]).
+/// A null vjp entry: that operand gets no gradient (integer operands, comparisons, floor...).
+struct op_table {
+  const char* name;
+  std::uint8_t arity;
+  dtype result;
+  std::array<dtype, max_arity> args;
+  /// out[i] = op(args[0][i], ...) for i < n, host memory.
+  void (*forward)(const void* const* args, void* out, std::size_t n);
+  /// out[i] = the vector-Jacobian product for operand j at upstream g[i].
+  std::array<void (*)(const void* g, const void* const* args, void* out, std::size_t n), max_arity> vjp;
+  /// The op on one element.
+  detail::cell (*point_forward)(const detail::cell* args);
+  /// The vector-Jacobian product for operand j on one element.
+  std::array<detail::cell (*)(detail::cell g, const detail::cell* args), max_arity> point_vjp;
+  /// The op on device tensors, evaluated (and recorded) as an eager op; null without the device backend.
+  detail::any_tensor (*device_forward)(const detail::any_tensor* args);
+  /// The vector-Jacobian product for operand j on tensors, evaluated op by op (recorded), in the
+  /// broadcast shape of g and the operands.
+  std::array<detail::any_tensor (*)(const detail::any_tensor& g, const detail::any_tensor* args), max_arity> eager_vjp;
+  /// The program of this op alone over leaves 0 .. arity - 1.
+  const program* (*unit)();
+};
+
+/// One op of a program: its table and the slots of its operands.
+struct instr {
+  const op_table* op;
+  std::array<std::uint16_t, max_arity> args;
+};
+
+/// An expression as ops over slots: leaf positions [0, leaves), literals [leaves, leaves +
+/// literals), then one slot per instruction, the last being the result. A program without
+/// instructions is one leaf (an identity).
+struct program {
+  std::uint16_t leaves = 0, literals = 0;
+  std::vector<instr> code;
+  std::vector<dtype> types;  ///< per slot
+  std::size_t slots() const noexcept { return types.size(); }
+  std::uint16_t result() const noexcept { return static_cast<std::uint16_t>(slots() - 1); }
+  std::uint16_t first_instr() const noexcept { return static_cast<std::uint16_t>(leaves + literals); }
+};
+}  // namespace fusegrad::expr
