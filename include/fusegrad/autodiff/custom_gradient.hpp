@@ -1,5 +1,6 @@
 #pragma once
-/// \file fg::custom_gradient: a function that supplies its own gradient (tf.custom_gradient).
+/// \file (Used with <fusegrad/eager/evaluate.hpp>, which evaluates expressions; the umbrella header has both.)
+/// fg::custom_gradient: a function that supplies its own gradient (tf.custom_gradient).
 /// Note [custom gradient recording]: the forward function runs with the tapes recording as
 /// usual, so tensors it saves for its gradient function (like `e = exp(x)` in log1pexp) stay
 /// connected to the inputs; its outputs are then re-issued under new identities and ONE entry is

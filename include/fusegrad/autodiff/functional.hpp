@@ -1,5 +1,6 @@
 #pragma once
-/// \file The tfe functional gradient API (seeds 001, 003, 004): gradients_function,
+/// \file (Used with <fusegrad/eager/evaluate.hpp>, which evaluates expressions; the umbrella header has both.)
+/// The tfe functional gradient API (seeds 001, 003, 004): gradients_function,
 /// value_and_gradients_function, implicit_gradients, implicit_value_and_gradients. Each wraps a
 /// function into one that runs it under a fresh gradient tape; nested wrappers give
 /// higher-order derivatives (the outer tape records the inner tape's backward pass).

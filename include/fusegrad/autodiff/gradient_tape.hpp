@@ -1,5 +1,6 @@
 #pragma once
-/// \file fg::gradient_tape: TensorFlow's GradientTape. Records, while alive on its thread,
+/// \file (Used with <fusegrad/eager/evaluate.hpp>, which evaluates expressions; the umbrella header has both.)
+/// fg::gradient_tape: TensorFlow's GradientTape. Records, while alive on its thread,
 /// the evaluations whose inputs it watches, and answers gradient(), jacobian() and
 /// batch_jacobian() by walking its entries in reverse.
 /// Note [tape lifetime]: a non-persistent tape releases every entry (and so every tensor its
@@ -14,7 +15,8 @@
 #include <string>
 #include <tuple>
 
-#include "../ops/reduce.hpp"
+#include "../eval/creation.hpp"
+#include "../ops/binary.hpp"
 #include "tape_state.hpp"
 
 namespace fusegrad {
@@ -480,8 +482,8 @@ std::vector<gradient_tape::result> gradient_tape::gradient_impl(const Y& target_
       if (!useful[i]) continue;
       detail::tape_entry& entry = state_.entries[i];
       std::span<const std::uint32_t> ins = state_.inputs(entry), outs = state_.outputs(entry);
-      // Note [scalar entries]: numbers in, numbers out, no tensors and no variants; nothing is
-      // recorded, so the entry stays where it is.
+      // Numbers in, numbers out, no tensors and no variants (Note [scalar entries]); nothing
+      // is recorded, so the entry stays where it is.
       if (outs.size() == 1) {
         if (grads.at(outs[0]) == detail::grad_store::kind::none) continue;
         detail::backward_fn* const fn = entry.fn.get();

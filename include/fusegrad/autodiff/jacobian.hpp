@@ -1,5 +1,6 @@
 #pragma once
-/// \file gradient_tape::jacobian and batch_jacobian: one backward pass per target element
+/// \file (Used with <fusegrad/eager/evaluate.hpp>, which evaluates expressions; the umbrella header has both.)
+/// gradient_tape::jacobian and batch_jacobian: one backward pass per target element
 /// (per element of one example, for batch_jacobian), seeded with a one-hot output gradient.
 /// Seeds and the Jacobian are built on the host, whatever the default device, and gradients
 /// are read through host copies: a device tensor's memory may not be host memory. The seeds

@@ -80,17 +80,31 @@ inline any_tensor from_any_grad(const any_grad& g) {
   return {};
 }
 
+/// n values of T, uninitialised: inline up to N, on the heap beyond (per-slot scratch arrays
+/// of a backward step; a scalar entry's step runs on every recorded op).
+template <class T, std::size_t N>
+class slot_array {
+ public:
+  explicit slot_array(std::size_t n) : heap_(n > N ? new T[n] : nullptr) {}
+  T& operator[](std::size_t i) noexcept { return heap_ ? heap_[i] : inline_[i]; }
+  const T& operator[](std::size_t i) const noexcept { return heap_ ? heap_[i] : inline_[i]; }
+
+ private:
+  std::array<T, N> inline_;
+  std::unique_ptr<T[]> heap_;
+};
+using slot_flags = slot_array<std::uint8_t, 32>;
+
 /// Which slots of p carry a gradient to a needed input: leaf positions of needed inputs, and
 /// the floating results of ops with such an operand.
-inline small_vector<std::uint8_t, 16> gradient_slots(const expr::program& p, const std::uint8_t* input_of,
-                                             std::span<const bool> needed) {
-  small_vector<std::uint8_t, 16> needs;
-  for (std::size_t s = 0; s < p.leaves; ++s) needs.push_back(input_of[s] != no_input && needed[input_of[s]]);
-  for (std::size_t s = 0; s < p.literals; ++s) needs.push_back(false);
+inline slot_flags gradient_slots(const expr::program& p, const std::uint8_t* input_of, std::span<const bool> needed) {
+  slot_flags needs(p.slots());
+  for (std::size_t s = 0; s < p.leaves; ++s) needs[s] = input_of[s] != no_input && needed[input_of[s]];
+  std::size_t s = p.first_instr();
   for (const expr::instr& in : p.code) {
     bool any = false;
     for (std::size_t j = 0; j < in.op->arity; ++j) any = any || needs[in.args[j]];
-    needs.push_back(any && (in.op->result == dtype::float32 || in.op->result == dtype::float64));
+    needs[s++] = any && (in.op->result == dtype::float32 || in.op->result == dtype::float64);
   }
   return needs;
 }
@@ -173,7 +187,7 @@ tensor<T> sum_host_to(const tensor<T>& t, const fg::shape& iter, const fg::shape
 inline void block_backward(const expr::program& p, std::span<const any_tensor> leaves, std::span<const cell> literals,
                            const std::uint8_t* input_of, std::span<const program_input> inputs, const fg::shape& iter,
                            const any_tensor& g, std::span<const bool> needed, std::span<any_grad> grads) {
-  const small_vector<std::uint8_t, 16> needs = gradient_slots(p, input_of, needed);
+  const slot_flags needs = gradient_slots(p, input_of, needed);
   if (!needs[p.result()]) return;
   ++counters().passes;
   const std::size_t n = iter.elements(), slots = p.slots(), first = p.first_instr();
@@ -228,7 +242,8 @@ inline void block_backward(const expr::program& p, std::span<const any_tensor> l
     const std::size_t m = std::min(grad_block, n - start);
     for (std::size_t s = 0; s < p.leaves; ++s) value[s] = readers[s].read(start, m, value_buf(s));
     const void* gv = g_reader.read(start, m, g_buf);
-    for (std::size_t k = 0; k < p.code.size(); ++k) {
+    // Every op but the last: the result's value is no vjp rule's operand.
+    for (std::size_t k = 0; k + 1 < p.code.size(); ++k) {
       const expr::instr& in = p.code[k];
       const void* args[expr::max_arity] = {value[in.args[0]], value[in.args[1]], value[in.args[2]]};
       in.op->forward(args, value_buf(first + k), m);
@@ -295,17 +310,14 @@ inline cell add_cells(dtype d, cell a, cell b) {
 inline void point_backward(const expr::program& p, const cell* leaf_values, const cell* literals,
                            const std::uint8_t* input_of, std::size_t n_inputs, const dtype* input_types, cell g,
                            std::span<const bool> needed, std::span<std::optional<cell>> grads) {
-  const small_vector<std::uint8_t, 16> needs = gradient_slots(p, input_of, needed);
+  const slot_flags needs = gradient_slots(p, input_of, needed);
   if (!needs[p.result()]) return;
   const std::size_t slots = p.slots(), first = p.first_instr();
-  small_vector<cell, 16> value, adj;
-  small_vector<std::uint8_t, 16> written;
-  for (std::size_t s = 0; s < slots; ++s) {
-    value.push_back(s < p.leaves ? leaf_values[s] : (s < first ? literals[s - p.leaves] : cell{}));
-    adj.push_back({});
-    written.push_back(false);
-  }
-  for (std::size_t k = 0; k < p.code.size(); ++k) {
+  slot_array<cell, 32> value(slots), adj(slots);
+  slot_flags written(slots);
+  for (std::size_t s = first; s < slots; ++s) written[s] = 0;
+  for (std::size_t s = 0; s < first; ++s) value[s] = s < p.leaves ? leaf_values[s] : literals[s - p.leaves];
+  for (std::size_t k = 0; k + 1 < p.code.size(); ++k) {  // the result's value is not needed
     const expr::instr& in = p.code[k];
     const cell args[expr::max_arity] = {value[in.args[0]], value[in.args[1]], value[in.args[2]]};
     value[first + k] = in.op->point_forward(args);
@@ -362,7 +374,7 @@ inline void replay_backward(const expr::program& p, std::span<const any_tensor> 
                             const std::uint8_t* input_of, std::span<const program_input> inputs, const fg::shape& iter,
                             any_tensor g, std::span<const bool> needed, std::span<any_grad> grads,
                             const eager_services& sv) {
-  const small_vector<std::uint8_t, 16> needs = gradient_slots(p, input_of, needed);
+  const slot_flags needs = gradient_slots(p, input_of, needed);
   if (!needs[p.result()]) return;
   small_vector<any_tensor, 16> value = replay_forward(p, leaves, literals, sv);
   small_vector<any_tensor, 16> adj;

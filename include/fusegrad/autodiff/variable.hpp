@@ -1,5 +1,6 @@
 #pragma once
-/// \file fg::variable<T>: a named, mutable handle to a tensor value, watched automatically by
+/// \file (Used with <fusegrad/eager/evaluate.hpp>, which evaluates expressions; the umbrella header has both.)
+/// fg::variable<T>: a named, mutable handle to a tensor value, watched automatically by
 /// tapes (TensorFlow's tf.Variable). Every value a variable holds carries the variable's id, so
 /// a gradient with respect to the variable sums over all its reads, as in TensorFlow.
 

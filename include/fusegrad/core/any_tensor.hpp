@@ -62,9 +62,10 @@ constexpr std::size_t size_of(dtype d) noexcept {
   return 8;
 }
 
-/// One element of any element type, held as its bytes.
+/// One element of any element type, held as its bytes (uninitialised until set: arrays of
+/// cells are scratch space on hot paths).
 struct cell {
-  alignas(8) unsigned char bytes[8] = {};
+  alignas(8) unsigned char bytes[8];
   template <class T> static cell of(T v) noexcept {
     cell c;
     std::memcpy(c.bytes, &v, sizeof(T));

@@ -36,6 +36,14 @@
 #endif
 #endif
 
+/// Inlines a small helper or lambda of the per-op hot path (recording one-element evaluations),
+/// which GCC otherwise leaves out of line in some instantiations.
+#if defined(__GNUC__)
+#define FG_INLINE __attribute__((always_inline))
+#else
+#define FG_INLINE
+#endif
+
 #if defined(__GNUC__) && !defined(FUSEGRAD_NO_FLATTEN)
 #define FG_FLATTEN [[gnu::flatten]]
 #else

@@ -1,5 +1,6 @@
 #pragma once
-/// \file operator<< for tensors and expressions, in TensorFlow's layout:
+/// \file (Used with <fusegrad/eager/evaluate.hpp>, which evaluates expressions; the umbrella header has both.)
+/// operator<< for tensors and expressions, in TensorFlow's layout:
 /// `tensor(<numpy body>, shape=(2, 4), dtype=int32)`, the body on its own line when it spans several.
 
 #include <ostream>

@@ -10,7 +10,7 @@
 #include <xtensor/xadapt.hpp>
 #include <xtensor/xarray.hpp>
 
-#include "../expr/fwd.hpp"
+#include "fwd.hpp"
 #include "device.hpp"
 #include "dtype.hpp"
 #include "error.hpp"
@@ -166,7 +166,7 @@ class tensor {
   /// Same values on device d.
   tensor to(fg::device d) const;
 
-  /// Indexing and slicing (`x(1, 2)`, `x(fg::slice(0, 2), fg::all())`); defined in ops/indexing.hpp.
+  /// Indexing and slicing (`x(1, 2)`, `x(fg::slice(0, 2), fg::all())`); defined in eager/indexing.hpp.
   template <class... I>
   tensor operator()(const I&... idx) const;
 

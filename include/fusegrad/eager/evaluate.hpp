@@ -33,7 +33,7 @@ void record_scalar(const E& e, std::size_t iter_rank, std::size_t g_rank, tensor
   at.g_rank = static_cast<std::uint8_t>(g_rank);
   std::array<cell, L> values;
   std::size_t p = 0;
-  expr::for_each_leaf(e, [&](const auto& l) {
+  expr::for_each_leaf(e, [&](const auto& l) FG_INLINE {
     using T = typename std::remove_cvref_t<decltype(l)>::value_type;
     values[p] = cell::of(*l.value.data());
     at.ids[p] = l.value.id();
@@ -335,3 +335,6 @@ tensor<value_type_of<X>> eval(const X& x) {
   else return tensor<value_type_of<X>>(x);
 }
 }  // namespace fusegrad
+
+// reshape (the services' reshape) includes this header; included last, it sees everything above.
+#include "reshape.hpp"

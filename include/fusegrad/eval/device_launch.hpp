@@ -134,6 +134,14 @@ struct segment_space {
   }
 };
 
+/// Note [device reductions]: a reduction on the device is one pass over its fused operand. Each
+/// output's reduced elements are cut into chunks (a thread folds every chunks-th element, from
+/// the fused expression, so nothing is materialised), which is the only kernel that depends on
+/// the expression; the partials are then folded by kernels that depend on the reducer and the
+/// type alone: thrust::reduce for a full reduction, one thread per output for the others. A
+/// full reduction aims for full_reduce_threads threads, the others for reduce_threads, none
+/// folding fewer than min_chunk elements. combine<R> restates the host reducer R for device
+/// code (its SIMD members are host-only).
 /// Where partial (o, c) of a reduction lives: outputs fastest when the innermost axis is kept
 /// (neighbouring threads then read neighbouring outputs), chunks fastest otherwise.
 struct partial_layout {

@@ -15,7 +15,7 @@ template <class E>
 fg::device common_device(const E& e) {
   fg::device d = default_device();
   bool first = true;
-  expr::for_each_leaf(e, [&](const auto& l) {
+  expr::for_each_leaf(e, [&](const auto& l) FG_INLINE {
     const fg::device ld = l.value.device();
     if (first) d = ld;
     FG_CHECK(ld == d, device_error, "fusegrad: operands of one expression live on ", d.str(), " and ", ld.str(),

@@ -11,6 +11,17 @@
 
 namespace fusegrad::host {
 
+/// The lanes of batch b folded with reducer R's scalar combine, from R's identity.
+template <class R, class B>
+auto fold_lanes(B b) {
+  using T = typename B::value_type;
+  alignas(64) T v[B::size];
+  b.store_aligned(v);
+  T r = R::identity();
+  for (T x : v) r = R::combine(r, x);
+  return r;
+}
+
 /// A reduction: identity, scalar and SIMD combine, and the accumulator type.
 template <class T> struct sum_reducer {
   static constexpr bool needs_elements = false;
@@ -24,13 +35,7 @@ template <class T> struct prod_reducer {
   using acc = T;
   static constexpr T identity() { return T(1); }
   template <class V> static V combine(V a, V b) { return a * b; }
-  template <class B> static T horizontal(B b) {
-    alignas(64) T v[B::size];
-    b.store_aligned(v);
-    T r = 1;
-    for (T x : v) r *= x;
-    return r;
-  }
+  template <class B> static T horizontal(B b) { return fold_lanes<prod_reducer>(b); }
 };
 /// max and min propagate NaN, as TensorFlow's reduce_max does.
 template <class T> struct max_reducer {
@@ -45,14 +50,7 @@ template <class T> struct max_reducer {
     return b > a ? b : a;
   }
   template <class B> static B combine(B a, B b) { return xsimd::select(xsimd::isnan(b), b, xsimd::select(b > a, b, a)); }
-  template <class B> static T horizontal(B b) { return fold(b); }
-  template <class B> static T fold(B b) {
-    alignas(64) T v[B::size];
-    b.store_aligned(v);
-    T r = identity();
-    for (T x : v) r = combine(r, x);
-    return r;
-  }
+  template <class B> static T horizontal(B b) { return fold_lanes<max_reducer>(b); }
 };
 template <class T> struct min_reducer {
   static constexpr bool needs_elements = true;
@@ -66,13 +64,7 @@ template <class T> struct min_reducer {
     return b < a ? b : a;
   }
   template <class B> static B combine(B a, B b) { return xsimd::select(xsimd::isnan(b), b, xsimd::select(b < a, b, a)); }
-  template <class B> static T horizontal(B b) {
-    alignas(64) T v[B::size];
-    b.store_aligned(v);
-    T r = identity();
-    for (T x : v) r = combine(r, x);
-    return r;
-  }
+  template <class B> static T horizontal(B b) { return fold_lanes<min_reducer>(b); }
 };
 struct all_reducer {
   static constexpr bool needs_elements = false;

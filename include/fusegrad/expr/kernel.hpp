@@ -25,8 +25,8 @@ struct leaf_kernel {
 };
 
 /// A leaf that reads the one buffer all aliased leaves of its kernel read, through the access's
-/// alias pointer (Note [aliased leaves], eval/host.hpp): every such leaf loads the same address,
-/// so the compiler merges the loads and the computations repeated on them.
+/// alias pointer (Note [saved derivative], eager/saved_derivative.hpp): every such leaf loads
+/// the same address, so the compiler merges the loads and the computations repeated on them.
 template <class T>
 struct alias_kernel {
   template <class A> FG_HD auto eval(const A& a) const { return a.template load_alias<T>(); }

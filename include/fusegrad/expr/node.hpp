@@ -9,7 +9,7 @@
 #include <utility>
 
 #include "../core/tensor.hpp"
-#include "fwd.hpp"
+#include "../core/fwd.hpp"
 
 namespace fusegrad { inline namespace expr {
 
@@ -149,7 +149,7 @@ struct literal_count<node<Op, A...>> : std::integral_constant<std::size_t, (lite
 
 /// Visits every leaf of e depth-first, left to right (the order of leaf positions).
 template <class E, class F>
-void for_each_leaf(const E& e, F&& f) {
+FG_INLINE inline void for_each_leaf(const E& e, F&& f) {
   if constexpr (is_leaf<E>::value) f(e);
   else if constexpr (expression<E>)
     fg::detail::apply([&](const auto&... a) { (for_each_leaf(a, f), ...); }, e.args);

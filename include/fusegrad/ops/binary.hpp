@@ -1,5 +1,6 @@
 #pragma once
-/// \file Elementwise binary ops, comparisons, logical ops, where and cast; C++ operators.
+/// \file (Used with <fusegrad/eager/evaluate.hpp>, which evaluates expressions; the umbrella header has both.)
+/// Elementwise binary ops, comparisons, logical ops, where and cast; C++ operators.
 /// Note [division]: `/` keeps C++'s typing (int / int stays int) and on integers it is floor
 /// division, so that `a == (a / b) * b + a % b` holds with TensorFlow's floor modulo `%`.
 /// fg::truediv is TensorFlow's `/` (int32 / int32 gives float64). Integer division or modulo

@@ -30,6 +30,11 @@ concept scalar_like = std::is_arithmetic_v<std::remove_cvref_t<X>>;
 template <tensor_like X>
 using value_type_of = typename std::remove_cvref_t<X>::value_type;
 
+/// Evaluates an expression now (tensors are returned as they are, variables read); defined in
+/// eager/evaluate.hpp.
+template <tensor_like X>
+tensor<value_type_of<X>> eval(const X& x);
+
 namespace detail {
 template <class T> expr::leaf<T> to_operand(const tensor<T>& t) {
   FG_CHECK(t.defined(), value_error,

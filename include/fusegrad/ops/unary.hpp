@@ -1,5 +1,6 @@
 #pragma once
-/// \file Elementwise unary ops. Each op is one struct: its name, its forward rule written once
+/// \file (Used with <fusegrad/eager/evaluate.hpp>, which evaluates expressions; the umbrella header has both.)
+/// Elementwise unary ops. Each op is one struct: its name, its forward rule written once
 /// as a template over the value type (a scalar, an xsimd batch, or a value in device code;
 /// `using std::f; f(x)` lets argument-dependent lookup pick xsimd's overload for a batch), and
 //// its vector-Jacobian product written with fusegrad's own ops, so backward passes fuse and are

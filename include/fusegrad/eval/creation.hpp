@@ -4,8 +4,8 @@
 
 #include <cmath>
 
-#include "../eval/device_hooks.hpp"
-#include "tensor.hpp"
+#include "device_hooks.hpp"
+#include "../core/tensor.hpp"
 
 namespace fusegrad {
 

@@ -4,7 +4,7 @@
 #include <vector>
 
 #include "../autodiff/record_op.hpp"
-#include "../eager/evaluate.hpp"
+#include "evaluate.hpp"
 
 namespace fusegrad {
 

@@ -9,7 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "gradient_tape.hpp"
+#include "../autodiff/gradient_tape.hpp"
+#include "reduce.hpp"
 
 namespace fusegrad::testing {
 

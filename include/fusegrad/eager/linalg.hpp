@@ -10,8 +10,8 @@
 #include <cblas.h>
 
 #include "../autodiff/record_op.hpp"
-#include "../core/creation.hpp"
-#include "../eager/evaluate.hpp"
+#include "../eval/creation.hpp"
+#include "evaluate.hpp"
 #include "reduce.hpp"
 #include "reshape.hpp"
 

@@ -9,8 +9,8 @@
 #include <memory>
 #include <vector>
 
-#include "../autodiff/stop_gradient.hpp"
-#include "../core/creation.hpp"
+#include "stop_gradient.hpp"
+#include "../eval/creation.hpp"
 #include "reshape.hpp"
 
 namespace fusegrad {

@@ -6,8 +6,8 @@
 #include <utility>
 
 #include "../autodiff/record_op.hpp"
-#include "../eager/evaluate.hpp"
-#include "binary.hpp"
+#include "evaluate.hpp"
+#include "../ops/binary.hpp"
 
 namespace fusegrad {
 namespace detail {

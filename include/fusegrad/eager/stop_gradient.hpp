@@ -2,7 +2,7 @@
 /// \file fg::stop_gradient: the same values, invisible to every tape.
 
 #include "../ops/common.hpp"
-#include "../eager/evaluate.hpp"
+#include "evaluate.hpp"
 
 namespace fusegrad {
 /// The values of x under a new identity that no tape tracks, so no gradient flows through it.

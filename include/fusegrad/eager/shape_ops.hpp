@@ -2,9 +2,12 @@
 /// \file Ops that rearrange elements: transpose, expand_dims, squeeze, broadcast_to, concat,
 /// stack, tile; and the recorded strided gather/scatter pair that slicing and their gradients share.
 /// Note [strided walks]: most rearrangements read their input at positions that an offset and
-/// one (possibly zero or negative) stride per output axis describe. One kernel walks such a
-/// pattern; a gather reads through it and a scatter writes through it, and each is the other's
-/// gradient, so gradients of every order stay within these two recorded ops.
+/// one (possibly zero or negative) stride per output axis describe, and one function walks
+/// such a pattern (walk). Slicing and concat's gradient gather through a walk and their
+/// gradients scatter through the same walk (strided_gather, strided_scatter), each the other's
+/// gradient, so their gradients of every order stay within these two recorded ops. transpose,
+/// broadcast_to and tile copy through a walk too; their gradients are a transpose, a sum over
+/// the broadcast axes and a sum over the copies.
 
 #include <algorithm>
 #include <initializer_list>
@@ -13,21 +16,13 @@
 #include <vector>
 
 #include "../autodiff/record_op.hpp"
-#include "../core/creation.hpp"
-#include "../eager/evaluate.hpp"
+#include "../eval/creation.hpp"
+#include "evaluate.hpp"
 #include "reduce.hpp"
 #include "reshape.hpp"
 
 namespace fusegrad {
 namespace detail {
-
-/// Throws unless t is defined and on the host (these ops have host kernels only).
-template <class T>
-void require_host_operand(const tensor<T>& t, const char* op) {
-  FG_CHECK(t.defined(), value_error, "fg::", op, ": an operand is undefined (an unconnected gradient?)");
-  FG_CHECK(t.device().is_cpu(), device_error, "fg::", op, ": an operand is on ", t.device().str(),
-           "; this op runs on the host, call .cpu() first");
-}
 
 /// "[1, 0, 2]": a list of integers for error messages.
 inline std::string list_str(std::span<const long> v) {

@@ -1,0 +1,125 @@
+#!/usr/bin/env python3
+"""Writes one small program per public header of fusegrad into OUTDIR: each includes that header
+first (and only the headers its first lines say it is used with), calls what it declares, checks
+the result and returns 0. Built and linked by tests/headers/meson.build, so a header that does
+not compile on its own, or that declares what nothing it includes defines, fails the suite.
+
+Usage: make_programs.py OUTDIR [NAME...]   (with names: print the file names it writes)"""
+import pathlib
+import sys
+
+EAGER = "fusegrad/eager/evaluate.hpp"  # defines tensor(expression) and eval()
+
+# header -> (other headers the program includes, body of main; `ok` is what main returns)
+PROGRAMS = {
+    "fusegrad/fusegrad.hpp": ([], "fg::tensor<float> x = {1.f, 2.f};\n"
+                              "fg::gradient_tape t; t.watch(x);\n"
+                              "fg::tensor<float> y = fg::sum(fg::exp(x));\n"
+                              "ok = std::abs(t.gradient(y, x).data()[1] - std::exp(2.f)) < 1e-5f;"),
+    "fusegrad/core/any_tensor.hpp": ([], "fusegrad::detail::any_tensor a = fg::tensor<int>(fg::shape{2}, fg::device::cpu());\n"
+                                     "ok = fusegrad::detail::shape_of(a) == fg::shape{2} && fusegrad::detail::cell::of(2.5).as<double>() == 2.5;"),
+    "fusegrad/core/config.hpp": ([], "ok = fg::max_rank == 8;"),
+    "fusegrad/core/device.hpp": ([], "ok = fg::device::gpu(1).str() == \"/gpu:1\";"),
+    "fusegrad/core/dtype.hpp": ([], "ok = fg::name(fg::dtype_of<float>()) == \"float32\";"),
+    "fusegrad/core/error.hpp": ([], "try { throw fg::shape_error(\"s\"); } catch (const std::invalid_argument&) { ok = true; }"),
+    "fusegrad/core/format.hpp": ([], "ok = fusegrad::detail::format_impl::format_scalar(1.5) == \"1.5\";"),
+    "fusegrad/core/fwd.hpp": ([], "ok = fusegrad::detail::next_id() != fusegrad::detail::next_id();"),
+    "fusegrad/core/host_allocator.hpp": ([], "std::vector<int, fusegrad::detail::host_allocator<int>> v(1000, 3);\nok = v[999] == 3;"),
+    "fusegrad/core/printing.hpp": ([], "ok = fg::numpy_str(fg::tensor<int>{1, 2}) == \"[1 2]\";"),
+    "fusegrad/core/random.hpp": ([], "ok = fg::random::uniform<float>({10}, 3).size() == 10;"),
+    "fusegrad/core/shape.hpp": ([], "ok = fg::shape{2, 3}.elements() == 6;"),
+    "fusegrad/core/small_vector.hpp": ([], "fusegrad::detail::small_vector<int, 2> v;\n"
+                                       "for (int i = 0; i < 5; ++i) v.push_back(i);\nok = v.size() == 5 && v[4] == 4;"),
+    "fusegrad/core/storage.hpp": ([], "auto s = fusegrad::detail::make_storage<float>(4, fg::device::cpu());\nok = s->data != nullptr;"),
+    "fusegrad/core/tensor.hpp": ([], "fg::tensor<int> x = {{1, 2}, {3, 4}};\nok = x.shape() == fg::shape{2, 2} && x.data()[3] == 4;"),
+    "fusegrad/expr/node.hpp": ([], "fg::tensor<float> x = 2.f;\nfg::expr::leaf<float> l{x};\nok = fg::expr::leaf_count<decltype(l)>::value == 1;"),
+    "fusegrad/expr/kernel.hpp": ([], "fg::tensor<float> x = {1.f, 2.f};\n"
+                                "auto k = fg::expr::make_kernel(fg::expr::leaf<float>{x}, x.shape());\n"
+                                "ok = k.eval(fg::expr::flat_access{1}) == 2.f;"),
+    "fusegrad/expr/gradient.hpp": ([], "fg::tensor<float> x = 2.f;\n"
+                                  "auto pg = fg::expr::position_grads(fg::expr::leaf<float>{x}, fg::expr::literal<float>{3.f});\n"
+                                  "ok = std::get<0>(pg).value == 3.f;"),
+    "fusegrad/expr/program.hpp": ([], "fg::expr::program p;\np.types.push_back(fg::dtype::float32);\nok = p.slots() == 1;"),
+    "fusegrad/ops/common.hpp": ([], "ok = fg::tensor_like<fg::tensor<float>> && !fg::tensor_like<int>;"),
+    "fusegrad/ops/unary.hpp": ([EAGER], "fg::tensor<float> y = fg::exp(fg::tensor<float>(0.f));\nok = y.item() == 1.f;"),
+    "fusegrad/ops/binary.hpp": ([EAGER], "fg::tensor<int> y = fg::tensor<int>{7, -7} / 2;\nok = y.data()[0] == 3 && y.data()[1] == -4;"),
+    "fusegrad/eval/creation.hpp": ([], "ok = fg::ones<float>({3}).data()[2] == 1.f && fg::linspace<double>(0, 1, 3).data()[1] == 0.5;"),
+    "fusegrad/eval/device_hooks.hpp": ([], "ok = fg::num_gpus() == 0;"),
+    "fusegrad/eval/host.hpp": ([], "fg::tensor<float> x = {1.f, 2.f, 3.f};\nfloat out[3];\n"
+                               "fusegrad::host::evaluate_host(fg::expr::leaf<float>{x}, x.shape(), out);\nok = out[2] == 3.f;"),
+    "fusegrad/eval/host_reduce.hpp": ([], "fg::tensor<float> x = {1.f, 2.f, 3.f};\ndouble acc = 0;\n"
+                                      "fusegrad::host::reduce_host<fusegrad::host::sum_reducer<float>>(fg::expr::leaf<float>{x}, x.shape(), fg::shape{1}, &acc);\n"
+                                      "ok = acc == 6;"),
+    "fusegrad/eval/dispatch.hpp": ([], "fg::tensor<float> x = {1.f, 2.f};\nfloat out[2];\n"
+                                   "fusegrad::detail::run_elementwise(fg::expr::leaf<float>{x}, x.shape(), fg::device::cpu(), out);\nok = out[1] == 2.f;"),
+    "fusegrad/autodiff/id_table.hpp": ([], "fusegrad::detail::id_map<long> m;\nm[5] = 7;\nok = *m.find(5) == 7;"),
+    "fusegrad/autodiff/tape_state.hpp": ([], "ok = !fusegrad::detail::recording();"),
+    "fusegrad/autodiff/record_op.hpp": ([], "fusegrad::detail::record_op<float, 1>(\"op\", {1}, 2, [](const fg::tensor<float>& g, auto) { return std::array{g}; });\nok = true;"),
+    "fusegrad/autodiff/program_backward.hpp": ([], "ok = fusegrad::detail::add_cells(fg::dtype::float32, fusegrad::detail::cell::of(1.f), fusegrad::detail::cell::of(2.f)).as<float>() == 3.f;"),
+    "fusegrad/autodiff/program_entry.hpp": ([], "ok = sizeof(fusegrad::detail::scalar_layout<2>) > 0;"),
+    "fusegrad/autodiff/gradient_tape.hpp": ([EAGER], "fg::tensor<float> x = 3.f;\nfg::gradient_tape t; t.watch(x);\n"
+                                            "fg::tensor<float> y = x * x;\nok = t.gradient(y, x).item() == 6.f;"),
+    "fusegrad/autodiff/variable.hpp": ([EAGER], "fg::variable<float> v(2.f);\nv.assign_add(1.f);\nok = v.value().item() == 3.f;"),
+    "fusegrad/autodiff/custom_gradient.hpp": ([EAGER], "auto f = fg::custom_gradient([](const fg::tensor<float>& x) {\n"
+                                              "  auto g = [](const fg::tensor<float>& dy) -> fg::tensor<float> { return dy * 2.f; };\n"
+                                              "  return std::make_pair(fg::tensor<float>(x * 1.f), g); });\n"
+                                              "fg::tensor<float> x = 1.f;\nfg::gradient_tape t; t.watch(x);\n"
+                                              "fg::tensor<float> y = f(x);\nok = t.gradient(y, x).item() == 2.f;"),
+    "fusegrad/autodiff/functional.hpp": ([EAGER], "auto g = fg::gradients_function([](const fg::tensor<float>& x) { return x * x; });\n"
+                                         "ok = g(3.f)[0].item() == 6.f;"),
+    "fusegrad/autodiff/jacobian.hpp": ([EAGER], "fg::tensor<float> x = {1.f, 2.f};\nfg::gradient_tape t; t.watch(x);\n"
+                                       "fg::tensor<float> y = x * x;\nfg::tensor<float> j = t.jacobian(y, x);\n"
+                                       "ok = j.shape() == fg::shape{2, 2} && j.data()[3] == 4.f && j.data()[1] == 0.f;"),
+    "fusegrad/eager/evaluate.hpp": ([], "fg::tensor<float> x = {1.f, 2.f};\nfg::tensor<float> y = x + x;\nok = y.data()[1] == 4.f;"),
+    "fusegrad/eager/program_of.hpp": ([EAGER], "fg::tensor<float> x = 1.f;\n"
+                                      "ok = fusegrad::detail::program_of<decltype(fg::exp(x) + 1.f)>().code.size() == 2;"),
+    "fusegrad/eager/saved_derivative.hpp": ([EAGER], "fg::tensor<float> x = 1.f;\n"
+                                            "ok = fusegrad::detail::has_costly_op<decltype(fg::exp(x) * x)>::value;"),
+    "fusegrad/eager/device_backward.hpp": ([EAGER], "ok = true;  // empty without FUSEGRAD_DEVICE"),
+    "fusegrad/eager/stop_gradient.hpp": (["fusegrad/autodiff/gradient_tape.hpp"], "fg::tensor<float> x = 2.f;\nfg::gradient_tape t; t.watch(x);\n"
+                                         "fg::tensor<float> y = x * fg::stop_gradient(x);\nok = t.gradient(y, x).item() == 2.f;"),
+    "fusegrad/eager/reshape.hpp": ([], "ok = fg::reshape(fg::tensor<int>{1, 2, 3, 4}, {2, -1}).shape() == fg::shape{2, 2};"),
+    "fusegrad/eager/reduce.hpp": ([], "fg::tensor<float> x = {{1.f, 2.f}, {3.f, 4.f}};\n"
+                                  "ok = fg::reduce_sum(x, 1).data()[1] == 7.f && fg::reduce_max(x).item() == 4.f;"),
+    "fusegrad/eager/shape_ops.hpp": ([], "fg::tensor<int> x = {{1, 2}, {3, 4}};\nok = fg::transpose(x).data()[1] == 3;"),
+    "fusegrad/eager/indexing.hpp": ([], "fg::tensor<int> x = {10, 20, 30};\n"
+                                    "ok = fg::gather(x, fg::tensor<int>{2, 0}).data()[0] == 30 && x(1).item() == 20;"),
+    "fusegrad/eager/linalg.hpp": ([], "fg::tensor<float> a = {{1.f, 2.f}, {3.f, 4.f}};\nok = fg::matmul(a, a).data()[0] == 7.f;"),
+    "fusegrad/eager/scan.hpp": ([], "ok = fg::cumsum(fg::tensor<int>{1, 2, 3}).data()[2] == 6;"),
+    "fusegrad/eager/check_gradients.hpp": ([], "auto r = fg::testing::check_gradients([](const std::vector<fg::tensor<double>>& in) {\n"
+                                           "  return fg::tensor<double>(fg::sin(in[0])); }, {fg::tensor<double>{0.5, 1.0}});\n"
+                                           "ok = r.max_error < 1e-6;"),
+}
+
+
+def name_of(header):
+    return header.replace("fusegrad/", "").replace("/", "_").replace(".hpp", "") + "_header"
+
+
+def main():
+    out = pathlib.Path(sys.argv[1])
+    if len(sys.argv) > 2 and sys.argv[2] == "--list":
+        for h in sorted(PROGRAMS):
+            print(name_of(h) + ".cpp")
+        return 0
+    if len(sys.argv) > 2 and sys.argv[2] == "--headers":
+        for h in sorted(PROGRAMS):
+            print(h)
+        return 0
+    out.mkdir(parents=True, exist_ok=True)
+    for h, (extra, body) in sorted(PROGRAMS.items()):
+        lines = [f"// Generated by tests/headers/make_programs.py: {h} on its own.", f"#include <{h}>"]
+        lines += [f"#include <{e}>" for e in extra]
+        lines += ["#include <array>", "#include <cmath>", "#include <vector>", "", "namespace fg = fusegrad;", "",
+                  "int main() {", "  bool ok = false;"]
+        lines += ["  " + l for l in body.split("\n")]
+        lines += ["  return ok ? 0 : 1;", "}", ""]
+        text = "\n".join(lines)
+        path = out / (name_of(h) + ".cpp")
+        if not path.exists() or path.read_text() != text:
+            path.write_text(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
