@@ -10,7 +10,9 @@
 
 namespace fusegrad::detail {
 
-template <class T, std::size_t N, class F>
+/// The backward step of a recorded op: f(g, needed) returns its inputs' gradients (a
+/// std::array, or a std::vector for a run-time number of inputs), undefined where not needed.
+template <class T, class F>
 struct op_entry final : backward_fn {
   const char* op;
   F f;
@@ -19,21 +21,26 @@ struct op_entry final : backward_fn {
   void run(std::span<const any_grad> upstream, std::span<const bool> needed, std::span<any_grad> grads) override {
     const auto* g = std::get_if<tensor<T>>(&upstream[0]);
     if (!g) return;
-    std::array<tensor<T>, N> r = f(*g, needed);
-    for (std::size_t i = 0; i < N; ++i)
+    auto r = f(*g, needed);
+    for (std::size_t i = 0; i < r.size() && i < grads.size(); ++i)
       if (needed[i] && r[i].defined()) grads[i] = std::move(r[i]);
   }
 };
 
-/// Records an op with N inputs of element type T and one output. `backward(g, needed)`
-/// returns the N input gradients (undefined where not needed). Costs nothing when no tape
-/// on this thread tracks an input, and nothing at all for non-floating T.
-template <class T, std::size_t N, class F>
-void record_op(const char* name, const std::array<tensor_id, N>& inputs, tensor_id out, F&& backward) {
+/// Records an op with inputs of element type T and one output. `backward(g, needed)` returns
+/// the input gradients (undefined where not needed). Costs nothing when no tape on this thread
+/// tracks an input, and nothing at all for non-floating T.
+template <class T, class F>
+void record_op(const char* name, std::span<const tensor_id> inputs, tensor_id out, F&& backward) {
   if constexpr (std::is_floating_point_v<T>) {
     if (!recording()) return;
     const tensor_id outs[1] = {out};
-    record(inputs, outs, [&] { return std::make_shared<op_entry<T, N, std::decay_t<F>>>(name, std::forward<F>(backward)); });
+    record(inputs, outs, [&] { return std::make_shared<op_entry<T, std::decay_t<F>>>(name, std::forward<F>(backward)); });
   }
+}
+/// record_op for N inputs given as an array.
+template <class T, std::size_t N, class F>
+void record_op(const char* name, const std::array<tensor_id, N>& inputs, tensor_id out, F&& backward) {
+  record_op<T>(name, std::span<const tensor_id>(inputs.data(), N), out, std::forward<F>(backward));
 }
 }  // namespace fusegrad::detail

@@ -116,31 +116,6 @@ tensor<T> strided_scatter(const tensor<T>& g, const strided_walk& w, const fg::s
   return r;
 }
 
-/// A recorded op with a run-time number of inputs (concat): backward returns one gradient per input.
-template <class T, class F>
-struct op_list_entry final : backward_fn {
-  const char* op;
-  F f;
-  op_list_entry(const char* n, F fn) : op(n), f(std::move(fn)) {}
-  const char* name() const noexcept override { return op; }
-  void run(std::span<const any_grad> upstream, std::span<const bool> needed, std::span<any_grad> grads) override {
-    const auto* g = std::get_if<tensor<T>>(&upstream[0]);
-    if (!g) return;
-    std::vector<tensor<T>> r = f(*g, needed);
-    for (std::size_t i = 0; i < r.size() && i < grads.size(); ++i)
-      if (needed[i] && r[i].defined()) grads[i] = std::move(r[i]);
-  }
-};
-
-/// record_op for a run-time list of inputs.
-template <class T, class F>
-void record_op_list(const char* name, std::span<const tensor_id> inputs, tensor_id out, F&& backward) {
-  if constexpr (std::is_floating_point_v<T>) {
-    if (!recording()) return;
-    const tensor_id outs[1] = {out};
-    record(inputs, outs, [&] { return std::make_shared<op_list_entry<T, std::decay_t<F>>>(name, std::forward<F>(backward)); });
-  }
-}
 }  // namespace detail
 
 /// x with its axes permuted: axis d of the result is axis perm[d] of x (negative counts from the end).
@@ -304,7 +279,7 @@ tensor<T> concat(const std::vector<tensor<T>>& xs, long axis = 0) {
     begins.push_back(lens.empty() ? 0 : begins.back() + lens.back());
     lens.push_back(x.shape()[a]);
   }
-  detail::record_op_list<T>("concat", ids, y.id(), [a, begins, lens](const tensor<T>& g, std::span<const bool> needed) {
+  detail::record_op<T>("concat", ids, y.id(), [a, begins, lens](const tensor<T>& g, std::span<const bool> needed) {
     std::vector<tensor<T>> r(begins.size());
     for (std::size_t i = 0; i < r.size(); ++i) {
       if (!needed[i]) continue;

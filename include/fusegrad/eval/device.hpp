@@ -41,6 +41,8 @@ template <> struct uniform_type<leaf<float>, float> : std::false_type {};
 template <> struct uniform_type<leaf<double>, double> : std::false_type {};
 template <> struct uniform_type<literal<float>, float> : std::false_type {};
 template <> struct uniform_type<literal<double>, double> : std::false_type {};
+template <std::size_t J> struct uniform_type<slot_leaf<float, J>, float> : std::false_type {};
+template <std::size_t J> struct uniform_type<slot_leaf<double, J>, double> : std::false_type {};
 }  // namespace fusegrad::expr
 #endif
 
