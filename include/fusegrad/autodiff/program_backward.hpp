@@ -310,6 +310,19 @@ inline cell add_cells(dtype d, cell a, cell b) {
 inline void point_backward(const expr::program& p, const cell* leaf_values, const cell* literals,
                            const std::uint8_t* input_of, std::size_t n_inputs, const dtype* input_types, cell g,
                            std::span<const bool> needed, std::span<std::optional<cell>> grads) {
+  if (p.code.size() == 1 && p.literals == 0) {
+    // One op over leaves (a statement of scalar code): its vjp rules, in the same order.
+    const expr::instr& in = p.code[0];
+    if (in.op->result != dtype::float32 && in.op->result != dtype::float64) return;
+    const cell args[expr::max_arity] = {leaf_values[in.args[0]], leaf_values[in.args[1]], leaf_values[in.args[2]]};
+    for (std::size_t j = 0; j < in.op->arity; ++j) {
+      const std::uint8_t k = input_of[in.args[j]];
+      if (k == no_input || !needed[k] || !in.op->point_vjp[j]) continue;
+      const cell c = in.op->point_vjp[j](g, args);
+      grads[k] = grads[k] ? add_cells(input_types[k], c, *grads[k]) : c;
+    }
+    return;
+  }
   const slot_flags needs = gradient_slots(p, input_of, needed);
   if (!needs[p.result()]) return;
   const std::size_t slots = p.slots(), first = p.first_instr();

@@ -112,7 +112,8 @@ struct scalar_entry final : backward_fn {
   std::array<cell, (C > 0 ? C : 1)> literals;
   scalar_layout<L> at;
 
-  scalar_entry(const expr::program& p, const eager_services& s) : prog(&p), sv(&s) {}
+  scalar_entry(const expr::program& p, const eager_services& s, const std::array<cell, L>& v, const scalar_layout<L>& a)
+      : prog(&p), sv(&s), values(v), at(a) {}
 
   const char* name() const noexcept override { return prog->code.empty() ? "identity" : prog->code.back().op->name; }
   bool has_scalar_path() const noexcept override { return true; }

@@ -56,14 +56,11 @@ void record_scalar(const E& e, std::size_t iter_rank, std::size_t g_rank, tensor
   const tensor_id outs[1] = {out};
   record(std::span<const tensor_id>(input_ids.data(), at.n_inputs), outs, [&] {
     using S = scalar_entry<L, C>;
-    auto fn = make_arena_entry<S>(program_of<E>(), services());
-    S* s = static_cast<S*>(fn.get());
-    s->values = values;
-    s->at = at;
+    auto fn = make_arena_entry<S>(program_of<E>(), services(), values, at);
     if constexpr (C > 0) {
       small_vector<cell, C> lits;
       collect_literals(e, lits);
-      std::copy(lits.begin(), lits.end(), s->literals.begin());
+      std::copy(lits.begin(), lits.end(), static_cast<S*>(fn.get())->literals.begin());
     }
     return fn;
   });

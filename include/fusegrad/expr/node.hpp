@@ -149,10 +149,16 @@ struct literal_count<node<Op, A...>> : std::integral_constant<std::size_t, (lite
 
 /// Visits every leaf of e depth-first, left to right (the order of leaf positions).
 template <class E, class F>
+FG_INLINE inline void for_each_leaf(const E& e, F&& f);
+template <class Tuple, class F, std::size_t... I>
+FG_INLINE inline void for_each_leaf_in(const Tuple& t, F& f, std::index_sequence<I...>) {
+  (for_each_leaf(std::get<I>(t), f), ...);
+}
+template <class E, class F>
 FG_INLINE inline void for_each_leaf(const E& e, F&& f) {
   if constexpr (is_leaf<E>::value) f(e);
   else if constexpr (expression<E>)
-    fg::detail::apply([&](const auto&... a) { (for_each_leaf(a, f), ...); }, e.args);
+    for_each_leaf_in(e.args, f, std::make_index_sequence<std::tuple_size_v<decltype(E::args)>>{});
 }
 
 /// True when every leaf and literal of E has element type F (the SIMD fast path's condition).
