@@ -210,3 +210,18 @@ TEST_CASE("indexing and gather reject an undefined tensor with a value_error", "
                                                                                       Catch::Contains("undefined"));
   CHECK_THROWS_WITH(fg::one_hot(fg::tensor<std::int32_t>(), 2), Catch::Contains("fg::one_hot") && Catch::Contains("undefined"));
 }
+
+TEST_CASE("an unsigned index is never negative, and a step of LONG_MIN is defined", "[indexing][errors]") {
+  const fg::tensor<int> a = {10, 20, 30, 40};
+  // std::size_t(-1) is out of range, not the last element.
+  CHECK_THROWS_AS(a(std::size_t(-1)), fg::index_error);
+  CHECK_THROWS_WITH(a(std::size_t(-1)), Catch::Contains("out of range for dimension 0 of size 4"));
+  CHECK(a(std::size_t{3}).item() == 40);
+  // A step of LONG_MIN walks backwards from the end and takes one element, as numpy's a[::-2**63].
+  const fg::tensor<int> r = a(fg::slice::every(std::numeric_limits<long>::min()));
+  REQUIRE(r.shape() == fg::shape{1});
+  CHECK(r.data()[0] == 40);
+  const fg::tensor<int> f = a(fg::slice::every(std::numeric_limits<long>::max()));
+  REQUIRE(f.shape() == fg::shape{1});
+  CHECK(f.data()[0] == 10);
+}

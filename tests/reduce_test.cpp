@@ -494,3 +494,29 @@ TEST_CASE("mean of a chain over an axis is one pass", "[reduce][fusion]") {
     CHECK(m.data()[i] == Approx(ref / 30).epsilon(1e-5));
   }
 }
+
+TEST_CASE("reduce_mean of an empty tensor has a defined (empty) gradient, as reduce_sum's", "[reduce][gradient][errors]") {
+  const fg::tensor<float> x(fg::shape{0}, std::vector<float>{});
+  fg::gradient_tape tape({.persistent = true});
+  tape.watch(x);
+  const fg::tensor<float> m = fg::reduce_mean(x);
+  CHECK(std::isnan(m.item()));
+  const fg::tensor<float> gm = tape.gradient(m, x);
+  REQUIRE(gm.defined());
+  CHECK(gm.shape() == fg::shape{0});
+  const fg::tensor<float> gs = tape.gradient(fg::reduce_sum(x), x);
+  REQUIRE(gs.defined());
+  CHECK(gs.shape() == fg::shape{0});
+  // Over an empty axis of a (2, 0) tensor: a (2,) result of NaN and a (2, 0) gradient.
+  const fg::tensor<float> y(fg::shape{2, 0}, std::vector<float>{});
+  tape.watch(y);
+  const fg::tensor<float> my = fg::reduce_mean(y, 1);
+  CHECK(my.shape() == fg::shape{2});
+  CHECK(tape.gradient(my, y).shape() == fg::shape{2, 0});
+}
+
+TEST_CASE("reduce_logsumexp of an empty tensor names reduce_logsumexp", "[reduce][errors]") {
+  const fg::tensor<float> x(fg::shape{0}, std::vector<float>{});
+  CHECK_THROWS_AS(fg::reduce_logsumexp(x), fg::shape_error);
+  CHECK_THROWS_WITH(fg::reduce_logsumexp(x), Catch::Contains("fg::reduce_logsumexp: cannot reduce an empty tensor of shape (0,)"));
+}

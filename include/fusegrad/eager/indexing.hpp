@@ -54,9 +54,11 @@ inline std::pair<long, std::size_t> resolve_slice(const slice& s, long n) {
   };
   const long start = bound(s.start, down ? n - 1 : 0);
   const long stop = bound(s.stop, down ? -1 : n);
+  // The step's magnitude in the unsigned type: -LONG_MIN does not fit in a long.
+  const unsigned long mag = down ? 0UL - static_cast<unsigned long>(s.step) : static_cast<unsigned long>(s.step);
   long count = 0;
-  if (down && stop < start) count = (start - stop - 1) / (-s.step) + 1;
-  if (!down && start < stop) count = (stop - start - 1) / s.step + 1;
+  if (down && stop < start) count = static_cast<long>(static_cast<unsigned long>(start - stop - 1) / mag + 1);
+  if (!down && start < stop) count = static_cast<long>(static_cast<unsigned long>(stop - start - 1) / mag + 1);
   return {start, static_cast<std::size_t>(count)};
 }
 
@@ -82,9 +84,15 @@ tensor<T> tensor<T>::operator()(const I&... idx) const {
     if constexpr (std::same_as<std::remove_cvref_t<decltype(ix)>, slice>) {
       const auto [first, count] = detail::resolve_slice(ix, n);
       if (count > 0) w.offset += first * st[d];
-      w.push(count, ix.step * st[d]);
+      // With two or more elements |step| < n, so the product cannot overflow.
+      w.push(count, count > 1 ? ix.step * st[d] : 0);
       out.push_back(count);
     } else {
+      using J = std::remove_cvref_t<decltype(ix)>;
+      // An unsigned index is never negative: a huge one is out of range, not a count from the end.
+      if constexpr (std::is_unsigned_v<J>)
+        FG_CHECK(ix < static_cast<std::make_unsigned_t<long>>(n), index_error, "fg::tensor::operator(): index ", ix,
+                 " is out of range for dimension ", d, " of size ", n, " (shape ", shape_, ")");
       const long i = static_cast<long>(ix);
       FG_CHECK(i >= -n && i < n, index_error, "fg::tensor::operator(): index ", i, " is out of range for dimension ",
                d, " of size ", n, " (shape ", shape_, "; valid indices are ", -n, " to ", n - 1, ")");

@@ -86,8 +86,16 @@ tensor<value_type_of<X>> reduce_mean(const X& x, const axes& ax = {}, bool keepd
   auto opnd = detail::to_operand(x);
   const auto p = detail::plan_reduce(opnd.shape(), ax, "reduce_mean");
   if constexpr (std::is_floating_point_v<T>) {
-    // The mean of nothing is NaN, as in numpy and TensorFlow.
-    if (p.count == 0) return detail::finish_reduce(fill<T>(p.keep, std::numeric_limits<T>::quiet_NaN()), p, keepdims);
+    // The mean of nothing is NaN, as in numpy and TensorFlow; recorded, so that the input's
+    // gradient is defined (zeros of its shape, no elements when the reduction is full).
+    if (p.count == 0) {
+      const tensor<T> xt = eval(opnd);
+      tensor<T> r = fill<T>(p.keep, std::numeric_limits<T>::quiet_NaN(), xt.device());
+      detail::record_op<T, 1>("reduce_mean", {xt.id()}, r.id(), [in = xt.shape()](const tensor<T>& g, auto) {
+        return std::array{fill<T>(in, T(0), g.device())};
+      });
+      return detail::finish_reduce(r, p, keepdims);
+    }
     return detail::finish_reduce(detail::mean_to(opnd, opnd.shape(), p.keep, p.count), p, keepdims);
   } else {
     const tensor<T> s = detail::finish_reduce(detail::sum_to(opnd, opnd.shape(), p.keep), p, keepdims);
@@ -255,11 +263,14 @@ tensor<value_type_of<X>> reduce_logsumexp(const X& x, const axes& ax = {}, bool 
   using T = value_type_of<X>;
   static_assert(std::floating_point<T>, "fg::reduce_logsumexp needs a floating-point tensor");
   const tensor<T> xt = eval(x);
+  const auto plan = detail::plan_reduce(xt.shape(), ax, "reduce_logsumexp");
+  FG_CHECK(xt.size() > 0 || plan.keep.elements() == 0, shape_error,
+           "fg::reduce_logsumexp: cannot reduce an empty tensor of shape ", xt.shape(),
+           " (the maximum it subtracts has no identity)");
   const tensor<T> m = stop_gradient(reduce_max(xt, ax, true));
   const tensor<T> safe_m = where(abs(m) < std::numeric_limits<T>::infinity(), m, 0);
   const tensor<T> r = log(reduce_sum(exp(xt - safe_m), ax, true)) + safe_m;
-  const auto p = detail::plan_reduce(xt.shape(), ax, "reduce_logsumexp");
-  return detail::finish_reduce(r, p, keepdims);
+  return detail::finish_reduce(r, plan, keepdims);
 }
 /// Alias of fg::reduce_logsumexp.
 template <tensor_like X>
