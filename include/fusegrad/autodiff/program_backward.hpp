@@ -308,7 +308,7 @@ inline cell add_cells(dtype d, cell a, cell b) {
 /// block_backward on one element: leaf and literal values as cells, gradients as cells of
 /// their input's type (nullopt where none), in the same order of operations.
 inline void point_backward(const expr::program& p, const cell* leaf_values, const cell* literals,
-                           const std::uint8_t* input_of, std::size_t n_inputs, const dtype* input_types, cell g,
+                           const std::uint8_t* input_of, const dtype* input_types, cell g,
                            std::span<const bool> needed, std::span<std::optional<cell>> grads) {
   if (p.code.size() == 1 && p.literals == 0) {
     // One op over leaves (a statement of scalar code): its vjp rules, in the same order.
@@ -355,7 +355,6 @@ inline void point_backward(const expr::program& p, const cell* leaf_values, cons
     for (std::size_t j = 0; j < in.op->arity; ++j)
       if (needs[in.args[j]] && in.op->point_vjp[j]) add_to(in.args[j], in.op->point_vjp[j](a, args));
   }
-  (void)n_inputs;
 }
 
 /// The values of a program's slots evaluated op by op as eager tensors (recorded), literals as

@@ -33,10 +33,11 @@ struct fused_entry : backward_fn {
   void run(std::span<const any_grad> upstream, std::span<const bool> needed, std::span<any_grad> grads) override {
     any_tensor g = from_any_grad(upstream[0]);
     if (std::holds_alternative<std::monostate>(g)) return;
-    if (!std::holds_alternative<std::monostate>(derivative) && !records(g)) return run_saved(g, needed, grads);
+    const bool recorded = records(g);
+    if (!std::holds_alternative<std::monostate>(derivative) && !recorded) return run_saved(g, needed, grads);
     bool host = device_of(g).is_cpu();
     for (const any_tensor& l : leaves) host = host && device_of(l).is_cpu();
-    if (host && !records(g)) {
+    if (host && !recorded) {
       if (shape_of(g) != gshape) g = plain_reshape(g, gshape);
       return block_backward(*prog, leaves, literals, input_of.data(), inputs, iter, g, needed, grads);
     }
@@ -123,7 +124,7 @@ struct scalar_entry final : backward_fn {
     const dtype gt = prog->types[prog->result()];
     const cell g = gt == dtype::float32 ? cell::of(static_cast<float>(up.value)) : cell::of(up.value);
     std::array<std::optional<cell>, L> out{};
-    point_backward(*prog, values.data(), literals.data(), at.input_of.data(), at.n_inputs, at.types.data(), g, needed,
+    point_backward(*prog, values.data(), literals.data(), at.input_of.data(), at.types.data(), g, needed,
                    std::span<std::optional<cell>>(out.data(), at.n_inputs));
     for (std::size_t k = 0; k < at.n_inputs; ++k) {
       if (!needed[k] || !out[k]) continue;

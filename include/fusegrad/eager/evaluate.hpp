@@ -179,11 +179,6 @@ tensor<T> sum_to(const E& e, const fg::shape& iter, const fg::shape& target) {
   return r;
 }
 
-template <class T>
-tensor<T> const& as_tensor(const any_tensor& t) {
-  return std::get<tensor<T>>(t);
-}
-
 /// The eager ops the backward engines need (autodiff/program_backward.hpp).
 template <class F>
 any_tensor on_floating(const any_tensor& t, F&& f) {
