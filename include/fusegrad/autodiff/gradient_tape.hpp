@@ -204,6 +204,7 @@ class gradient_tape {
 
   /// Starts recording on this thread.
   explicit gradient_tape(options o = {}) {
+    detail::install_entry_engines();  // Note [installed engines]
     state_.persistent = o.persistent;
     state_.watch_accessed_variables = o.watch_accessed_variables;
     state_.reserve_like_last();

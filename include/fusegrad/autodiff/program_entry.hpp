@@ -5,11 +5,45 @@
 /// types: their code is compiled once, not once per expression.
 
 #include <array>
+#include <atomic>
 #include <optional>
 
 #include "program_backward.hpp"
 
 namespace fusegrad::detail {
+
+struct fused_entry;
+struct scalar_view;
+
+/// Note [installed engines]: the backward engines (block, point and replay), the eager
+/// services they call and the op-by-op runner are reached through one table of function
+/// pointers, installed by the first gradient_tape a program constructs
+/// (install_entry_engines(), defined by eager/evaluate.hpp, which supplies the services).
+/// Recording an evaluation then refers to none of their code: a translation unit compiles the
+/// engines only where it constructs a tape, so a program that never differentiates does not
+/// pay for them. Entries run only inside gradient(), so a tape, and the table, exist then.
+struct entry_engines {
+  /// Runs a fused entry's backward step.
+  void (*fused)(fused_entry& f, std::span<const any_grad> upstream, std::span<const bool> needed,
+                std::span<any_grad> grads);
+  /// point_backward: a program's backward step over single elements.
+  void (*point)(const expr::program& p, const cell* leaf_values, const cell* literals, const std::uint8_t* input_of,
+                const dtype* input_types, cell g, std::span<const bool> needed, std::span<std::optional<cell>> out);
+  /// A scalar entry's step replayed op by op (when a tape records it).
+  void (*scalar_replay)(const expr::program& p, const scalar_view& v, std::span<const any_grad> upstream,
+                        std::span<const bool> needed, std::span<any_grad> grads);
+  /// run_op_by_op with the services below.
+  any_tensor (*op_by_op)(const expr::program& p, std::span<const any_tensor> leaves, std::span<const cell> literals);
+  const eager_services* services;
+};
+inline std::atomic<const entry_engines*> installed_engines{nullptr};
+
+/// The installed engines (Note [installed engines]).
+inline const entry_engines& engines() {
+  const entry_engines* e = installed_engines.load(std::memory_order_acquire);
+  FG_CHECK(e != nullptr, std::logic_error, "fusegrad: a backward step ran outside gradient_tape::gradient");
+  return *e;
+}
 
 /// The backward step of an evaluation over tensors. Which engine runs it:
 /// - the saved derivative (Note [saved derivative], eager/saved_derivative.hpp), when one was
@@ -18,7 +52,6 @@ namespace fusegrad::detail {
 /// - else (a tape records the step, or the tensors live on a device): replay_backward, op by op.
 struct fused_entry : backward_fn {
   const expr::program* prog;
-  const eager_services* sv;
   small_vector<any_tensor, 4> leaves;          ///< per leaf position
   small_vector<cell, 2> literals;
   small_vector<std::uint8_t, 4> input_of;      ///< per leaf position
@@ -26,11 +59,16 @@ struct fused_entry : backward_fn {
   fg::shape iter, gshape;
   any_tensor derivative;  ///< the saved derivative, or nothing
 
-  fused_entry(const expr::program& p, const eager_services& s) : prog(&p), sv(&s) {}
+  explicit fused_entry(const expr::program& p) : prog(&p) {}
 
   const char* name() const noexcept override { return prog->code.empty() ? "identity" : prog->code.back().op->name; }
 
   void run(std::span<const any_grad> upstream, std::span<const bool> needed, std::span<any_grad> grads) override {
+    engines().fused(*this, upstream, needed, grads);
+  }
+
+  /// The backward step itself: what the installed engines run (Note [installed engines]).
+  void execute(std::span<const any_grad> upstream, std::span<const bool> needed, std::span<any_grad> grads) {
     any_tensor g = from_any_grad(upstream[0]);
     if (std::holds_alternative<std::monostate>(g)) return;
     const bool recorded = records(g);
@@ -41,8 +79,9 @@ struct fused_entry : backward_fn {
       if (shape_of(g) != gshape) g = plain_reshape(g, gshape);
       return block_backward(*prog, leaves, literals, input_of.data(), inputs, iter, g, needed, grads);
     }
-    if (shape_of(g) != gshape) g = sv->reshape(g, gshape);
-    replay_backward(*prog, leaves, literals, input_of.data(), inputs, iter, g, needed, grads, *sv);
+    const eager_services& sv = *engines().services;
+    if (shape_of(g) != gshape) g = sv.reshape(g, gshape);
+    replay_backward(*prog, leaves, literals, input_of.data(), inputs, iter, g, needed, grads, sv);
   }
 
  protected:
@@ -95,6 +134,18 @@ struct scalar_layout {
   std::array<std::uint8_t, L> input_ranks{};
   std::uint8_t n_inputs = 0, iter_rank = 0, g_rank = 0;
 };
+/// A scalar entry's values and layout, whatever its leaf and literal counts.
+struct scalar_view {
+  const cell* values;
+  const cell* literals;
+  std::size_t n_leaves, n_literals;
+  const tensor_id* ids;
+  const std::uint8_t* ranks;
+  const std::uint8_t* input_of;
+  const dtype* types;
+  const std::uint8_t* input_ranks;
+  std::uint8_t n_inputs, iter_rank, g_rank;
+};
 
 /// Note [scalar entries]: scalar code (the Collatz and line-search loops) records one op per
 /// statement on one-element tensors, where a fused entry's tensors and shapes cost more than
@@ -108,13 +159,12 @@ struct scalar_layout {
 template <std::size_t L, std::size_t C>
 struct scalar_entry final : backward_fn {
   const expr::program* prog;
-  const eager_services* sv;
   std::array<cell, L> values;
   std::array<cell, (C > 0 ? C : 1)> literals;
   scalar_layout<L> at;
 
-  scalar_entry(const expr::program& p, const eager_services& s, const std::array<cell, L>& v, const scalar_layout<L>& a)
-      : prog(&p), sv(&s), values(v), at(a) {}
+  scalar_entry(const expr::program& p, const std::array<cell, L>& v, const scalar_layout<L>& a)
+      : prog(&p), values(v), at(a) {}
 
   const char* name() const noexcept override { return prog->code.empty() ? "identity" : prog->code.back().op->name; }
   bool has_scalar_path() const noexcept override { return true; }
@@ -124,8 +174,8 @@ struct scalar_entry final : backward_fn {
     const dtype gt = prog->types[prog->result()];
     const cell g = gt == dtype::float32 ? cell::of(static_cast<float>(up.value)) : cell::of(up.value);
     std::array<std::optional<cell>, L> out{};
-    point_backward(*prog, values.data(), literals.data(), at.input_of.data(), at.types.data(), g, needed,
-                   std::span<std::optional<cell>>(out.data(), at.n_inputs));
+    engines().point(*prog, values.data(), literals.data(), at.input_of.data(), at.types.data(), g, needed,
+                    std::span<std::optional<cell>>(out.data(), at.n_inputs));
     for (std::size_t k = 0; k < at.n_inputs; ++k) {
       if (!needed[k] || !out[k]) continue;
       const double v = at.types[k] == dtype::float32 ? static_cast<double>(out[k]->template as<float>())
@@ -135,35 +185,52 @@ struct scalar_entry final : backward_fn {
   }
 
   void run(std::span<const any_grad> upstream, std::span<const bool> needed, std::span<any_grad> grads) override {
-    fused_entry full(*prog, *sv);
-    for (std::size_t q = 0; q < L; ++q) {
-      const fg::shape s = ones_shape(at.ranks[q]);
-      const dtype t = prog->types[q];
-      any_tensor l;
-      auto make = [&]<class T>(T v) {
-        auto st = make_storage<T>(1, fg::device::cpu());
-        *st->data = v;
-        l = tensor<T>(std::move(st), s, at.ids[q]);
-      };
-      switch (t) {
-        case dtype::float32: make(values[q].template as<float>()); break;
-        case dtype::float64: make(values[q].template as<double>()); break;
-        case dtype::int32: make(values[q].template as<std::int32_t>()); break;
-        case dtype::int64: make(values[q].template as<std::int64_t>()); break;
-        case dtype::boolean: make(values[q].template as<bool>()); break;
-      }
-      full.leaves.push_back(std::move(l));
-      full.input_of.push_back(at.input_of[q]);
-    }
-    for (std::size_t c = 0; c < C; ++c) full.literals.push_back(literals[c]);
-    for (std::size_t k = 0; k < at.n_inputs; ++k) {
-      std::size_t q = 0;
-      while (at.input_of[q] != k) ++q;
-      full.inputs.push_back({at.ids[q], ones_shape(at.input_ranks[k]), at.types[k]});
-    }
-    full.iter = ones_shape(at.iter_rank);
-    full.gshape = ones_shape(at.g_rank);
-    full.run(upstream, needed, grads);
+    const scalar_view v{values.data(), literals.data(), L, C, at.ids.data(), at.ranks.data(), at.input_of.data(),
+                        at.types.data(), at.input_ranks.data(), at.n_inputs, at.iter_rank, at.g_rank};
+    engines().scalar_replay(*prog, v, upstream, needed, grads);
   }
 };
+
+/// The engines' own functions (Note [installed engines]).
+inline void run_fused_entry(fused_entry& f, std::span<const any_grad> upstream, std::span<const bool> needed,
+                            std::span<any_grad> grads) {
+  f.execute(upstream, needed, grads);
+}
+/// A scalar entry's step over one-element tensors bearing the original ids, replayed op by op
+/// as a fused entry would (Note [scalar entries]).
+inline void replay_scalar_entry(const expr::program& p, const scalar_view& v, std::span<const any_grad> upstream,
+                                std::span<const bool> needed, std::span<any_grad> grads) {
+  fused_entry full(p);
+  for (std::size_t q = 0; q < v.n_leaves; ++q) {
+    const fg::shape s = ones_shape(v.ranks[q]);
+    any_tensor l;
+    auto make = [&]<class T>(T x) {
+      auto st = make_storage<T>(1, fg::device::cpu());
+      *st->data = x;
+      l = tensor<T>(std::move(st), s, v.ids[q]);
+    };
+    switch (p.types[q]) {
+      case dtype::float32: make(v.values[q].as<float>()); break;
+      case dtype::float64: make(v.values[q].as<double>()); break;
+      case dtype::int32: make(v.values[q].as<std::int32_t>()); break;
+      case dtype::int64: make(v.values[q].as<std::int64_t>()); break;
+      case dtype::boolean: make(v.values[q].as<bool>()); break;
+    }
+    full.leaves.push_back(std::move(l));
+    full.input_of.push_back(v.input_of[q]);
+  }
+  for (std::size_t c = 0; c < v.n_literals; ++c) full.literals.push_back(v.literals[c]);
+  for (std::size_t k = 0; k < v.n_inputs; ++k) {
+    std::size_t q = 0;
+    while (v.input_of[q] != k) ++q;
+    full.inputs.push_back({v.ids[q], ones_shape(v.input_ranks[k]), v.types[k]});
+  }
+  full.iter = ones_shape(v.iter_rank);
+  full.gshape = ones_shape(v.g_rank);
+  full.execute(upstream, needed, grads);
+}
+inline any_tensor run_installed_op_by_op(const expr::program& p, std::span<const any_tensor> leaves,
+                                         std::span<const cell> literals) {
+  return run_op_by_op(p, leaves, literals, *engines().services);
+}
 }  // namespace fusegrad::detail

@@ -42,6 +42,10 @@ using grad_value = std::variant<std::monostate, tensor<float>, tensor<double>, s
 /// Ids of an entry's inputs or outputs; most entries have one or two.
 using id_list = small_vector<tensor_id, 3>;
 
+/// Installs the backward engines (Note [installed engines], autodiff/program_entry.hpp);
+/// defined by eager/evaluate.hpp.
+void install_entry_engines();
+
 /// The backward step of one recorded evaluation.
 struct backward_fn {
   virtual ~backward_fn() = default;

@@ -70,7 +70,7 @@ template <class E>
 struct device_fused_entry final : fused_entry {
   static constexpr std::size_t L = expr::leaf_count<E>::value;
   E e;
-  device_fused_entry(const expr::program& p, const eager_services& s, const E& ex) : fused_entry(p, s), e(ex) {}
+  device_fused_entry(const expr::program& p, const E& ex) : fused_entry(p), e(ex) {}
 
   void run(std::span<const any_grad> upstream, std::span<const bool> needed, std::span<any_grad> grads) override {
     using R = typename E::value_type;

@@ -56,7 +56,7 @@ void record_scalar(const E& e, std::size_t iter_rank, std::size_t g_rank, tensor
   const tensor_id outs[1] = {out};
   record(std::span<const tensor_id>(input_ids.data(), at.n_inputs), outs, [&] {
     using S = scalar_entry<L, C>;
-    auto fn = make_arena_entry<S>(program_of<E>(), services(), values, at);
+    auto fn = make_arena_entry<S>(program_of<E>(), values, at);
     if constexpr (C > 0) {
       small_vector<cell, C> lits;
       collect_literals(e, lits);
@@ -100,10 +100,9 @@ void record_fused(const E& e, const fg::shape& iter, const fg::shape& gshape, fg
       std::shared_ptr<fused_entry> fn;
 #if defined(FUSEGRAD_DEVICE)
       if (d.is_gpu())
-        fn = std::allocate_shared<device_fused_entry<E>>(host_allocator<device_fused_entry<E>>{}, program_of<E>(),
-                                                         services(), e);
+        fn = std::allocate_shared<device_fused_entry<E>>(host_allocator<device_fused_entry<E>>{}, program_of<E>(), e);
 #endif
-      if (!fn) fn = std::allocate_shared<fused_entry>(host_allocator<fused_entry>{}, program_of<E>(), services());
+      if (!fn) fn = std::allocate_shared<fused_entry>(host_allocator<fused_entry>{}, program_of<E>());
       expr::for_each_leaf(e, [&](const auto& l) { fn->leaves.push_back(l.value); });
       collect_literals(e, fn->literals);
       fn->input_of = std::move(input_of);
@@ -137,6 +136,7 @@ tensor<T> evaluate_to(const E& e, const fg::shape& out) {
 /// Evaluates e one op at a time from its program: the op-by-op mode (each op recorded).
 template <class E, class T = typename E::value_type>
 tensor<T> evaluate_unfused(const E& e) {
+  install_entry_engines();
   return std::get<tensor<T>>(run_expression_op_by_op(e));
 }
 
@@ -258,7 +258,7 @@ inline void record_program(const expr::program& p, std::span<const any_tensor> l
   if (ids.empty()) return;
   const tensor_id outs[1] = {out};
   record(std::span<const tensor_id>(ids.data(), ids.size()), outs, [&] {
-    auto fn = std::allocate_shared<fused_entry>(host_allocator<fused_entry>{}, p, services());
+    auto fn = std::allocate_shared<fused_entry>(host_allocator<fused_entry>{}, p);
     for (const any_tensor& l : leaves) fn->leaves.push_back(l);
     for (const cell& c : literals) fn->literals.push_back(c);
     fn->input_of = std::move(input_of);
@@ -305,9 +305,14 @@ inline any_tensor service_apply(const expr::op_table& op, const any_tensor* args
   return r;
 }
 
-inline const eager_services& services() {
-  static constexpr eager_services s{&service_add, &service_sum_to, &service_reshape, &service_constant, &service_broadcast, &service_apply};
-  return s;
+inline constexpr eager_services services{&service_add,       &service_sum_to,    &service_reshape,
+                                         &service_constant, &service_broadcast, &service_apply};
+
+/// Note [installed engines] (autodiff/program_entry.hpp): called by every gradient_tape made.
+inline void install_entry_engines() {
+  static constexpr entry_engines e{&run_fused_entry, &point_backward, &replay_scalar_entry, &run_installed_op_by_op,
+                                   &services};
+  installed_engines.store(&e, std::memory_order_release);
 }
 }  // namespace detail
 

@@ -14,7 +14,6 @@
 
 namespace fusegrad::detail {
 
-const eager_services& services();
 template <class Op, class... V> const expr::op_table& table_of();
 
 template <class E> const expr::program& program_of();
@@ -189,7 +188,7 @@ any_tensor run_expression_op_by_op(const E& e) {
     expr::for_each_leaf(e, [&](const auto& l) { leaves.push_back(l.value); });
     small_vector<cell, 2> literals;
     collect_literals(e, literals);
-    return run_op_by_op(program_of<E>(), leaves, literals, services());
+    return engines().op_by_op(program_of<E>(), leaves, literals);
   }
 }
 }  // namespace fusegrad::detail
