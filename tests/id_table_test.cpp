@@ -61,23 +61,6 @@ TEST_CASE("id_map agrees with std::unordered_map under inserts, lookups and eras
   }
 }
 
-TEST_CASE("id_set inserts once, never finds id 0, and clears", "[id_table]") {
-  fg::detail::id_set s;
-  REQUIRE_FALSE(s.contains(0));
-  REQUIRE_FALSE(s.contains(7));
-  REQUIRE(s.insert(7));
-  REQUIRE_FALSE(s.insert(7));
-  std::unordered_set<fg::tensor_id> ref{7};
-  for (fg::tensor_id i = 1; i < 5000; i += 3) REQUIRE(s.insert(i) == ref.insert(i).second);
-  REQUIRE(s.size() == ref.size());
-  for (fg::tensor_id i = 1; i < 5000; ++i) REQUIRE(s.contains(i) == (ref.count(i) == 1));
-  REQUIRE_FALSE(s.contains(0));
-  s.clear();
-  REQUIRE(s.empty());
-  REQUIRE_FALSE(s.contains(7));
-  REQUIRE(s.insert(7));
-}
-
 TEST_CASE("slot_map finds what was stored, across pages and page-cache collisions", "[id_table]") {
   fg::detail::slot_map m;
   using fg::detail::slot_map;

@@ -286,3 +286,44 @@ TEST_CASE("watching integer tensors from two threads warns exactly once", "[tape
   INFO("captured: " << text);
   CHECK(count == 1);
 }
+
+TEST_CASE("gradient() checks each gradient a backward step returns and names the op of a bad one", "[tape][errors]") {
+  // A made-up op whose backward returns a gradient of the wrong shape, for an input that is
+  // another entry's output (y) and for one that is a source (x).
+  for (const bool on_source : {false, true}) {
+    fg::tensor<float> x = {1.f, 2.f, 3.f};
+    fg::gradient_tape tape;
+    tape.watch(x);
+    fg::tensor<float> y = x * 2.f;
+    fg::tensor<float> z = fg::ones<float>({3});
+    const fg::tensor_id in = on_source ? x.id() : y.id();
+    fg::detail::record_op<float, 1>("bad_op", {in}, z, [](const fg::tensor<float>&, auto) {
+      return std::array{fg::tensor<float>({1.f, 2.f})};
+    });
+    fg::tensor<float> loss = fg::reduce_sum(z * y);
+    CHECK_THROWS_AS(tape.gradient(loss, x), fg::value_error);
+  }
+  fg::tensor<float> x = {1.f, 2.f, 3.f};
+  fg::gradient_tape tape;
+  tape.watch(x);
+  fg::tensor<float> y = fg::exp(x);
+  fg::tensor<float> z = fg::ones<float>({3});
+  fg::detail::record_op<float, 1>("bad_op", {y.id()}, z, [](const fg::tensor<float>&, auto) {
+    return std::array{fg::tensor<float>({{1.f, 2.f, 3.f}})};
+  });
+  CHECK_THROWS_WITH(tape.gradient(fg::reduce_sum(z), x),
+                    Catch::Contains("backward function of 'bad_op'") && Catch::Contains("input 0") &&
+                        Catch::Contains("shape (1, 3)") && Catch::Contains("that input has shape (3,)"));
+  // A correct backward passes the check: d/dx sum(exp(x) * 1) through an identity op.
+  fg::tensor<float> x2 = {0.f, 1.f};
+  fg::gradient_tape t2;
+  t2.watch(x2);
+  fg::tensor<float> y2 = fg::exp(x2);
+  fg::tensor<float> z2 = fg::ones<float>({2});
+  fg::detail::record_op<float, 1>("identity_op", {y2.id()}, z2, [](const fg::tensor<float>& g, auto) {
+    return std::array{g};
+  });
+  const fg::tensor<float> g2 = t2.gradient(fg::reduce_sum(z2), x2);
+  CHECK(g2.data()[0] == Approx(1.0));
+  CHECK(g2.data()[1] == Approx(std::exp(1.0)));
+}

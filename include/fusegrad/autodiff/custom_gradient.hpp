@@ -160,13 +160,15 @@ auto custom_gradient(F f) {
           ids.push_back(r.id);
         }
       std::vector<fg::shape> out_shapes;
+      std::vector<detail::slot_meta> out_meta;
       for (const auto& o : outs) {
         out_ids.push_back(o.id());
         out_shapes.push_back(o.shape());
+        out_meta.push_back(detail::meta_of(o));
       }
       using G = std::remove_cvref_t<decltype(grad)>;
       detail::record(std::span<const tensor_id>(ids.data(), ids.size()),
-                     std::span<const tensor_id>(out_ids.data(), out_ids.size()), [&] {
+                     std::span<const tensor_id>(out_ids.data(), out_ids.size()), out_meta.data(), [&] {
                        return std::make_shared<detail::custom_entry<T, G, sizeof...(args)>>(
                            grad, shapes, std::move(out_shapes), std::move(vars));
                      });

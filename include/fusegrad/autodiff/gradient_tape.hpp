@@ -394,6 +394,18 @@ class gradient_tape {
   std::vector<result> gradient_impl(const Y& target_expr, std::optional<tensor<value_type_of<Y>>> out_grad,
                                     const std::vector<source>& sources, unconnected_gradients u);
 
+  /// The backward walk from the target (slot of `target`, gradient `seed`) to the sources, in
+  /// three passes: reach (which entries lead from a source to the target), walk (run those in
+  /// reverse, checking what each returns), collect (the sources' gradients into results).
+  void backward(tensor_id target, detail::grad_value seed, const std::vector<source>& sources,
+                std::vector<result>& results);
+  /// Per slot, whether it depends on a source; per entry, whether it reads such a slot.
+  void reach(std::span<const std::uint32_t> src_slot, std::span<char> reached, std::span<char> useful) const;
+  /// Checks g, returned by `fn` for its input k (slot s), against what slot s's gradient must
+  /// be: that of the entry output or the source s is (Note [gradient checks]).
+  void check_gradient(const detail::backward_fn& fn, std::size_t k, std::uint32_t s, const detail::any_grad& g,
+                      std::span<const std::uint32_t> src_slot, const std::vector<source>& sources) const;
+
   detail::tape_state state_;
 };
 
@@ -421,111 +433,12 @@ std::vector<gradient_tape::result> gradient_tape::gradient_impl(const Y& target_
   }
   std::vector<result> results(sources.size());
   if constexpr (std::is_floating_point_v<R>) {
-    const bool persistent = state_.persistent;
-    const bool was_paused = state_.paused;
-    // A non-persistent tape is consumed: nothing of its own backward is recorded on it.
-    if (!persistent) state_.paused = true;
-    struct restore {
-      detail::tape_state& s;
-      bool paused;
-      bool release;
-      ~restore() {
-        s.paused = paused;
-        if (release) s.clear();
-      }
-    } restore_guard{state_, was_paused, !persistent};
-    state_.used = true;
-
-    // Slots of the sources and the target (Note [tape slots]); ones the tape has not seen get
-    // untracked slots.
-    std::vector<std::uint32_t> src_slot(sources.size());
-    for (std::size_t s = 0; s < sources.size(); ++s) src_slot[s] = state_.slot_for(sources[s].id);
-    const std::uint32_t target_slot = state_.slot_for(target.id());
-    const std::size_t n = state_.entries.size(), n_slots = state_.slot_ids.size();
-
-    // Entries that lead from a source to the target (forward pass over the recording).
-    // Sources the tape never watched (nor computed) get no gradient, as in TensorFlow, even
-    // when a recorded op read them next to a watched input.
-    std::vector<char, detail::host_allocator<char>> reach(n_slots, 0), useful(n, 0);
-    for (std::uint32_t s : src_slot)
-      if (state_.tracked[s]) reach[s] = 1;
-    for (std::size_t i = 0; i < n; ++i) {
-      const auto& e = state_.entries[i];
-      if (!e.fn) continue;
-      const auto ins = state_.inputs(e);
-      if (std::any_of(ins.begin(), ins.end(), [&](std::uint32_t s) { return reach[s]; })) {
-        useful[i] = 1;
-        for (std::uint32_t o : state_.outputs(e)) reach[o] = 1;
-      }
-    }
-    detail::grad_store grads(n_slots);
+    detail::grad_value seed;
     if (!out_grad && target.size() == 1 && target.device().is_cpu())
-      grads.put(target_slot, detail::scalar_grad{1.0, dtype_of<R>(), static_cast<std::uint8_t>(target.rank())});
+      seed = detail::scalar_grad{1.0, dtype_of<R>(), static_cast<std::uint8_t>(target.rank())};
     else
-      grads.put(target_slot, out_grad ? tensor<R>(*out_grad) : tensor<R>(fg::fill_like(target, R(1))));
-    const auto is_source = [&](std::uint32_t slot) { return std::find(src_slot.begin(), src_slot.end(), slot) != src_slot.end(); };
-    // The gradient of an output that is also a source stays in the store: it is the answer.
-    const auto upstream_of = [&](std::uint32_t slot) { return is_source(slot) ? grads.get(slot) : grads.take(slot); };
-    // Per input of the entry being run: whether its gradient is needed.
-    detail::scratch<bool> need;
-    const auto needed_of = [&](std::span<const std::uint32_t> ins) {
-      const std::span<bool> flags = need.get(ins.size());
-      for (std::size_t k = 0; k < ins.size(); ++k) flags[k] = reach[ins[k]];
-      return std::span<const bool>(flags);
-    };
-    std::vector<detail::any_grad> up, out;
-    std::vector<std::uint32_t> slots_copy;
-    detail::scratch<std::optional<detail::scalar_grad>> out_s;
-    // Tapes on this thread that record the walk's steps (the same through the walk: a backward
-    // function's own tapes are gone when it returns).
-    const bool others_record = detail::recording();
-    for (std::size_t i = n; i-- > 0;) {
-      if (!useful[i]) continue;
-      detail::tape_entry& entry = state_.entries[i];
-      std::span<const std::uint32_t> ins = state_.inputs(entry), outs = state_.outputs(entry);
-      // Numbers in, numbers out, no tensors and no variants (Note [scalar entries]); nothing
-      // is recorded, so the entry stays where it is.
-      if (outs.size() == 1) {
-        if (grads.at(outs[0]) == detail::grad_store::kind::none) continue;
-        detail::backward_fn* const fn = entry.fn.get();
-        if (const std::optional<detail::scalar_grad> s = scalar_upstream(*fn, grads, outs[0], ins, others_record)) {
-          if (!is_source(outs[0])) grads.clear(outs[0]);
-          const std::span<std::optional<detail::scalar_grad>> in_grads = out_s.get(ins.size());
-          std::fill(in_grads.begin(), in_grads.end(), std::nullopt);
-          fn->run_scalar(*s, needed_of(ins), in_grads);
-          for (std::size_t k = 0; k < ins.size(); ++k)
-            if (in_grads[k]) grads.add(ins[k], *in_grads[k]);
-          continue;
-        }
-      }
-      // A persistent tape records its own backward pass, which may append entries and move
-      // this one: copy what is needed. A consumed tape appends nothing; its entry gives up the
-      // backward function, whose saved tensors go when this step is done.
-      const std::shared_ptr<detail::backward_fn> fn = persistent ? entry.fn : std::move(entry.fn);
-      if (persistent) {
-        slots_copy.assign(ins.begin(), ins.end());
-        slots_copy.insert(slots_copy.end(), outs.begin(), outs.end());
-        ins = {slots_copy.data(), ins.size()};
-        outs = {slots_copy.data() + ins.size(), outs.size()};
-      }
-      bool any = false;
-      for (std::uint32_t o : outs) any = any || grads.at(o) != detail::grad_store::kind::none;
-      if (!any) continue;
-      up.clear();
-      for (std::uint32_t o : outs) up.push_back(detail::to_tensor_grad(upstream_of(o)));
-      const std::span<const bool> needed = needed_of(ins);
-      out.assign(ins.size(), {});
-      try {
-        fn->run(up, needed, out);
-      } catch (...) {
-        detail::rethrow_with_prefix(detail::cat("gradient_tape::gradient: the backward function of '", fn->name(),
-                                                "' failed: "));
-      }
-      for (std::size_t k = 0; k < ins.size(); ++k) grads.add(ins[k], detail::from_tensor_grad(std::move(out[k])));
-    }
-    for (std::size_t s = 0; s < sources.size(); ++s)
-      if (reach[src_slot[s]] && grads.at(src_slot[s]) != detail::grad_store::kind::none)
-        results[s].g = detail::to_tensor_grad(grads.get(src_slot[s]), &sources[s].shape);
+      seed = out_grad ? tensor<R>(*out_grad) : tensor<R>(fg::fill_like(target, R(1)));
+    backward(target.id(), std::move(seed), sources, results);
   }
   if (!state_.persistent) state_.used = true;
   for (std::size_t s = 0; s < sources.size(); ++s) {
@@ -535,5 +448,163 @@ std::vector<gradient_tape::result> gradient_tape::gradient_impl(const Y& target_
     }
   }
   return results;
+}
+
+inline void gradient_tape::reach(std::span<const std::uint32_t> src_slot, std::span<char> reached,
+                                 std::span<char> useful) const {
+  // Sources the tape never watched (nor computed) get no gradient, as in TensorFlow, even when
+  // a recorded op read them next to a watched input.
+  for (std::uint32_t s : src_slot)
+    if (state_.tracked[s]) reached[s] = 1;
+  for (std::size_t i = 0; i < state_.entries.size(); ++i) {
+    const auto& e = state_.entries[i];
+    if (!e.fn) continue;
+    const auto ins = state_.inputs(e);
+    if (std::any_of(ins.begin(), ins.end(), [&](std::uint32_t s) { return reached[s]; })) {
+      useful[i] = 1;
+      for (std::uint32_t o : state_.outputs(e)) reached[o] = 1;
+    }
+  }
+}
+
+inline void gradient_tape::check_gradient(const detail::backward_fn& fn, std::size_t k, std::uint32_t s,
+                                          const detail::any_grad& g, std::span<const std::uint32_t> src_slot,
+                                          const std::vector<source>& sources) const {
+  const fg::shape* want = nullptr;
+  dtype want_type{};
+  const fg::device* want_dev = nullptr;
+  if (const detail::slot_meta& m = state_.meta[s]; m.known) {
+    want = &m.shape;
+    want_type = m.type;
+    want_dev = &m.device;
+  } else {
+    for (std::size_t q = 0; q < src_slot.size() && !want; ++q)
+      if (src_slot[q] == s) {
+        want = &sources[q].shape;
+        want_type = sources[q].type;
+      }
+  }
+  if (!want) return;  // a gradient nothing reads
+  const bool ok = std::visit(
+      [&](const auto& t) {
+        using G = std::decay_t<decltype(t)>;
+        if constexpr (std::is_same_v<G, std::monostate>) return true;
+        else return dtype_of<typename G::value_type>() == want_type && t.shape() == *want &&
+                    (!want_dev || t.device() == *want_dev);
+      },
+      g);
+  if (ok) return;
+  std::visit(
+      [&](const auto& t) {
+        if constexpr (!std::is_same_v<std::decay_t<decltype(t)>, std::monostate>)
+          throw value_error(detail::cat("gradient_tape::gradient: the backward function of '", fn.name(),
+                                        "' returned for its input ", k, " a gradient of shape ", t.shape(), ", dtype ",
+                                        name(t.dtype()), " on ", t.device().str(), "; that input has shape ", *want,
+                                        ", dtype ", name(want_type),
+                                        want_dev ? " on " + want_dev->str() : std::string()));
+      },
+      g);
+}
+
+inline void gradient_tape::backward(tensor_id target, detail::grad_value seed, const std::vector<source>& sources,
+                                    std::vector<result>& results) {
+  const bool persistent = state_.persistent;
+  const bool was_paused = state_.paused;
+  // A non-persistent tape is consumed: nothing of its own backward is recorded on it.
+  if (!persistent) state_.paused = true;
+  struct restore {
+    detail::tape_state& s;
+    bool paused;
+    bool release;
+    ~restore() {
+      s.paused = paused;
+      if (release) s.clear();
+    }
+  } restore_guard{state_, was_paused, !persistent};
+  state_.used = true;
+
+  // Slots of the sources and the target (Note [tape slots]); ones the tape has not seen get
+  // untracked slots.
+  std::vector<std::uint32_t> src_slot(sources.size());
+  for (std::size_t s = 0; s < sources.size(); ++s) src_slot[s] = state_.slot_for(sources[s].id);
+  const std::uint32_t target_slot = state_.slot_for(target);
+  const std::size_t n = state_.entries.size(), n_slots = state_.slot_ids.size();
+
+  // Reach: the entries that lead from a source to the target.
+  std::vector<char, detail::host_allocator<char>> reached(n_slots, 0), useful(n, 0);
+  reach(src_slot, reached, useful);
+
+  // Walk: the useful entries in reverse recording order.
+  detail::grad_store grads(n_slots);
+  grads.put(target_slot, std::move(seed));
+  const auto is_source = [&](std::uint32_t slot) { return std::find(src_slot.begin(), src_slot.end(), slot) != src_slot.end(); };
+  // The gradient of an output that is also a source stays in the store: it is the answer.
+  const auto upstream_of = [&](std::uint32_t slot) { return is_source(slot) ? grads.get(slot) : grads.take(slot); };
+  // Per input of the entry being run: whether its gradient is needed.
+  detail::scratch<bool> need;
+  const auto needed_of = [&](std::span<const std::uint32_t> ins) {
+    const std::span<bool> flags = need.get(ins.size());
+    for (std::size_t k = 0; k < ins.size(); ++k) flags[k] = reached[ins[k]];
+    return std::span<const bool>(flags);
+  };
+  std::vector<detail::any_grad> up, out;
+  std::vector<std::uint32_t> slots_copy;
+  detail::scratch<std::optional<detail::scalar_grad>> out_s;
+  // Tapes on this thread that record the walk's steps (the same through the walk: a backward
+  // function's own tapes are gone when it returns).
+  const bool others_record = detail::recording();
+  for (std::size_t i = n; i-- > 0;) {
+    if (!useful[i]) continue;
+    detail::tape_entry& entry = state_.entries[i];
+    std::span<const std::uint32_t> ins = state_.inputs(entry), outs = state_.outputs(entry);
+    // Numbers in, numbers out, no tensors and no variants (Note [scalar entries]); nothing
+    // is recorded, so the entry stays where it is.
+    if (outs.size() == 1) {
+      if (grads.at(outs[0]) == detail::grad_store::kind::none) continue;
+      detail::backward_fn* const fn = entry.fn.get();
+      if (const std::optional<detail::scalar_grad> s = scalar_upstream(*fn, grads, outs[0], ins, others_record)) {
+        if (!is_source(outs[0])) grads.clear(outs[0]);
+        const std::span<std::optional<detail::scalar_grad>> in_grads = out_s.get(ins.size());
+        std::fill(in_grads.begin(), in_grads.end(), std::nullopt);
+        fn->run_scalar(*s, needed_of(ins), in_grads);
+        for (std::size_t k = 0; k < ins.size(); ++k)
+          if (in_grads[k]) grads.add(ins[k], *in_grads[k]);
+        continue;
+      }
+    }
+    // A persistent tape records its own backward pass, which may append entries and move
+    // this one: copy what is needed. A consumed tape appends nothing; its entry gives up the
+    // backward function, whose saved tensors go when this step is done.
+    const std::shared_ptr<detail::backward_fn> fn = persistent ? entry.fn : std::move(entry.fn);
+    if (persistent) {
+      slots_copy.assign(ins.begin(), ins.end());
+      slots_copy.insert(slots_copy.end(), outs.begin(), outs.end());
+      ins = {slots_copy.data(), ins.size()};
+      outs = {slots_copy.data() + ins.size(), outs.size()};
+    }
+    bool any = false;
+    for (std::uint32_t o : outs) any = any || grads.at(o) != detail::grad_store::kind::none;
+    if (!any) continue;
+    up.clear();
+    for (std::uint32_t o : outs) up.push_back(detail::to_tensor_grad(upstream_of(o)));
+    const std::span<const bool> needed = needed_of(ins);
+    out.assign(ins.size(), {});
+    try {
+      fn->run(up, needed, out);
+    } catch (...) {
+      detail::rethrow_with_prefix(detail::cat("gradient_tape::gradient: the backward function of '", fn->name(),
+                                              "' failed: "));
+    }
+    for (std::size_t k = 0; k < ins.size(); ++k) {
+      if (!needed[k]) continue;
+      check_gradient(*fn, k, ins[k], out[k], src_slot, sources);
+      grads.add(ins[k], detail::from_tensor_grad(std::move(out[k])));
+    }
+  }
+
+  // Collect: the sources' gradients, as tensors of their shapes.
+  for (std::size_t s = 0; s < sources.size(); ++s)
+    if (reached[src_slot[s]] && grads.at(src_slot[s]) != detail::grad_store::kind::none)
+      results[s].g = detail::to_tensor_grad(grads.get(src_slot[s]), &sources[s].shape);
 }
 }  // namespace fusegrad

@@ -21,16 +21,11 @@
 
 namespace fusegrad::detail {
 
-/// Nonzero tensor ids, each with a V (a set of ids for V = void).
-template <class V = void>
+/// Nonzero tensor ids, each with a V.
+template <class V>
 class id_table {
-  static constexpr bool has_value = !std::is_void_v<V>;
-  struct value_slot {
+  struct slot {
     V value{};
-  };
-  struct no_value {};
-  using payload = std::conditional_t<has_value, value_slot, no_value>;
-  struct slot : payload {
     tensor_id key = 0;
   };
 
@@ -53,28 +48,17 @@ class id_table {
 
   bool contains(tensor_id id) const noexcept { return find_slot(id) != nullptr; }
 
-  /// Adds id; true when it was not there yet.
-  bool insert(tensor_id id) { return insert_slot(id).second; }
-
   /// The value stored for id, or null.
-  template <class W = V>
-    requires(!std::is_void_v<W>)
-  W* find(tensor_id id) noexcept {
+  V* find(tensor_id id) noexcept {
     slot* s = find_slot(id);
     return s ? &s->value : nullptr;
   }
-  template <class W = V>
-    requires(!std::is_void_v<W>)
-  const W* find(tensor_id id) const noexcept {
+  const V* find(tensor_id id) const noexcept {
     const slot* s = find_slot(id);
     return s ? &s->value : nullptr;
   }
   /// The value for id, default-made when id is new.
-  template <class W = V>
-    requires(!std::is_void_v<W>)
-  W& operator[](tensor_id id) {
-    return insert_slot(id).first->value;
-  }
+  V& operator[](tensor_id id) { return insert_slot(id).first->value; }
 
   /// Removes id (and its value); false when it was not there.
   bool erase(tensor_id id) noexcept {
@@ -235,8 +219,6 @@ class slot_map {
   mutable std::array<cached, cache_size> cache_{};
 };
 
-/// A set of tensor ids.
-using id_set = id_table<void>;
 /// A map from tensor ids to V.
 template <class V> using id_map = id_table<V>;
 }  // namespace fusegrad::detail

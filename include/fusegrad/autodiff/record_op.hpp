@@ -27,20 +27,21 @@ struct op_entry final : backward_fn {
   }
 };
 
-/// Records an op with inputs of element type T and one output. `backward(g, needed)` returns
+/// Records an op with inputs of element type T and one output, `out`. `backward(g, needed)` returns
 /// the input gradients (undefined where not needed). Costs nothing when no tape on this thread
 /// tracks an input, and nothing at all for non-floating T.
 template <class T, class F>
-void record_op(const char* name, std::span<const tensor_id> inputs, tensor_id out, F&& backward) {
+void record_op(const char* name, std::span<const tensor_id> inputs, const tensor<T>& out, F&& backward) {
   if constexpr (std::is_floating_point_v<T>) {
     if (!recording()) return;
-    const tensor_id outs[1] = {out};
-    record(inputs, outs, [&] { return std::make_shared<op_entry<T, std::decay_t<F>>>(name, std::forward<F>(backward)); });
+    const tensor_id outs[1] = {out.id()};
+    const slot_meta out_meta = meta_of(out);
+    record(inputs, outs, &out_meta, [&] { return std::make_shared<op_entry<T, std::decay_t<F>>>(name, std::forward<F>(backward)); });
   }
 }
 /// record_op for N inputs given as an array.
 template <class T, std::size_t N, class F>
-void record_op(const char* name, const std::array<tensor_id, N>& inputs, tensor_id out, F&& backward) {
+void record_op(const char* name, const std::array<tensor_id, N>& inputs, const tensor<T>& out, F&& backward) {
   record_op<T>(name, std::span<const tensor_id>(inputs.data(), N), out, std::forward<F>(backward));
 }
 }  // namespace fusegrad::detail

@@ -76,6 +76,23 @@ struct tape_entry {
       : fn(std::move(f)), first(at), n_in(ins), n_out(outs) {}
 };
 
+/// Note [gradient checks]: what the gradient of a recorded entry's output must be: the shape,
+/// element type and device of that output, kept per slot when the entry is recorded.
+/// gradient() checks every gradient a backward step returns, at one place: against this when
+/// the input is another entry's output, against the source when it is a source (a leaf the
+/// walk reaches is always a source), and names the op of a step that returns a bad one, so a
+/// wrong backward (a new op's, a custom one) fails there rather than in the steps after it.
+struct slot_meta {
+  fg::shape shape;
+  dtype type = dtype::float32;
+  fg::device device;
+  bool known = false;  ///< false for slots no recorded entry wrote
+};
+template <class T>
+slot_meta meta_of(const tensor<T>& t) {
+  return {t.shape(), dtype_of<T>(), t.device(), true};
+}
+
 /// A variable a tape has seen: type-erased handle, its id and dtype.
 struct watched_variable {
   std::shared_ptr<void> state;
@@ -99,6 +116,7 @@ struct tape_state {
   slot_map slot_of;                                                 ///< id -> slot
   std::vector<tensor_id, host_allocator<tensor_id>> slot_ids;       ///< slot -> id
   std::vector<std::uint8_t, host_allocator<std::uint8_t>> tracked;  ///< per slot: 1 when tracked
+  std::vector<slot_meta, host_allocator<slot_meta>> meta;           ///< per slot (Note [gradient checks])
   std::vector<watched_variable> variables;  ///< in order of first watch
   bool persistent = false;
   bool watch_accessed_variables = true;
@@ -120,8 +138,10 @@ struct tape_state {
       try {
         slot_ids.push_back(id);
         tracked.push_back(0);
+        meta.emplace_back();
       } catch (...) {
         slot_ids.resize(s);
+        tracked.resize(s);
         throw;
       }
       slot = s;
@@ -148,9 +168,10 @@ struct tape_state {
     return {slots.data() + e.first + e.n_in, e.n_out};
   }
   /// Adds an entry reading `in` (whose slots find_inputs gave: no_slot where unseen) and
-  /// writing `out`, and tracks its outputs. On failure the entries stay as they were.
+  /// writing `out` (described by out_meta), and tracks its outputs. On failure the entries
+  /// stay as they were.
   void append(std::shared_ptr<backward_fn>&& fn, std::span<const tensor_id> in, const std::uint32_t* in_slots,
-              std::span<const tensor_id> out) {
+              std::span<const tensor_id> out, const slot_meta* out_meta) {
     FG_CHECK(slots.size() + in.size() + out.size() <= UINT32_MAX && in.size() <= UINT16_MAX && out.size() <= UINT16_MAX,
              tape_error, "gradient_tape: too many recorded operations on one tape (", entries.size(),
              "); reset() it or use a new tape");
@@ -164,7 +185,11 @@ struct tape_state {
       slots.resize(first);
       throw;
     }
-    for (std::size_t k = 0; k < out.size(); ++k) tracked[slots[first + in.size() + k]] = 1;
+    for (std::size_t k = 0; k < out.size(); ++k) {
+      const std::uint32_t o = slots[first + in.size() + k];
+      tracked[o] = 1;
+      meta[o] = out_meta[k];
+    }
   }
   /// Note [tape size hint]: a loop that makes a tape in every step records about as much each
   /// time. A new tape reserves what the last tape this thread cleared or destroyed held (up
@@ -184,6 +209,7 @@ struct tape_state {
     slots.reserve(h.slots);
     slot_ids.reserve(h.slot_ids);
     tracked.reserve(h.slot_ids);
+    meta.reserve(h.slot_ids);
   }
   void remember_size() noexcept {
     if (!entries.empty()) last_size() = {entries.size(), slots.size(), slot_ids.size()};
@@ -202,6 +228,7 @@ struct tape_state {
     slot_of.clear();
     slot_ids.clear();
     tracked.clear();
+    meta.clear();
   }
   void watch_variable(std::shared_ptr<void> state, tensor_id id, dtype t) {
     track(id);
@@ -233,9 +260,11 @@ inline bool any_tape_tracks(std::span<const tensor_id> ids) noexcept {
 }
 
 /// Records one entry on every active tape that tracks one of `inputs`. `make` builds the
-/// backward function, at most once, only when some tape records.
+/// backward function, at most once, only when some tape records. `out_meta`: per output, its
+/// shape, element type and device (Note [gradient checks]).
 template <class Make>
-void record(std::span<const tensor_id> inputs, std::span<const tensor_id> outputs, Make&& make) {
+void record(std::span<const tensor_id> inputs, std::span<const tensor_id> outputs, const slot_meta* out_meta,
+            Make&& make) {
   std::size_t active = 0;
   for (const tape_state* t : tape_stack()) active += !t->paused;
   if (active == 0) return;
@@ -252,8 +281,8 @@ void record(std::span<const tensor_id> inputs, std::span<const tensor_id> output
     if (t->paused || !t->find_inputs(inputs, in_slots)) continue;
     if (!fn) fn = make();
     // The only recording tape takes fn by move (no reference count to touch).
-    if (active == 1) t->append(std::move(fn), inputs, in_slots, outputs);
-    else t->append(std::shared_ptr<backward_fn>(fn), inputs, in_slots, outputs);
+    if (active == 1) t->append(std::move(fn), inputs, in_slots, outputs, out_meta);
+    else t->append(std::shared_ptr<backward_fn>(fn), inputs, in_slots, outputs, out_meta);
   }
 }
 

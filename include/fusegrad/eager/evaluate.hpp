@@ -23,9 +23,18 @@ template <class T> tensor<T> reshape(const tensor<T>& x, const fg::shape& s);
 
 namespace detail {
 
+/// The index of id among the first n of ids, or n when it is not there: how an evaluation's
+/// leaf positions find their distinct inputs (in order of first position).
+template <class Ids>
+std::uint8_t input_index(const Ids& ids, std::size_t n, tensor_id id) {
+  std::uint8_t k = 0;
+  while (k < n && ids[k] != id) ++k;
+  return k;
+}
+
 /// Records a one-element host evaluation as a scalar entry (Note [scalar entries]).
 template <class E>
-void record_scalar(const E& e, std::size_t iter_rank, std::size_t g_rank, tensor_id out) {
+void record_scalar(const E& e, std::size_t iter_rank, std::size_t g_rank, const tensor<typename E::value_type>& out) {
   constexpr std::size_t L = expr::leaf_count<E>::value, C = expr::literal_count<E>::value;
   std::array<tensor_id, L> input_ids;
   scalar_layout<L> at;
@@ -40,8 +49,7 @@ void record_scalar(const E& e, std::size_t iter_rank, std::size_t g_rank, tensor
     at.ranks[p] = static_cast<std::uint8_t>(l.value.rank());
     at.input_of[p] = no_input;
     if constexpr (std::is_floating_point_v<T>) {
-      std::uint8_t k = 0;
-      while (k < at.n_inputs && input_ids[k] != at.ids[p]) ++k;
+      const std::uint8_t k = input_index(input_ids, at.n_inputs, at.ids[p]);
       if (k == at.n_inputs) {
         input_ids[k] = at.ids[p];
         at.types[k] = dtype_of<T>();
@@ -53,8 +61,9 @@ void record_scalar(const E& e, std::size_t iter_rank, std::size_t g_rank, tensor
     ++p;
   });
   if (at.n_inputs == 0) return;
-  const tensor_id outs[1] = {out};
-  record(std::span<const tensor_id>(input_ids.data(), at.n_inputs), outs, [&] {
+  const tensor_id outs[1] = {out.id()};
+  const slot_meta out_meta = meta_of(out);
+  record(std::span<const tensor_id>(input_ids.data(), at.n_inputs), outs, &out_meta, [&] {
     using S = scalar_entry<L, C>;
     auto fn = make_arena_entry<S>(program_of<E>(), values, at);
     if constexpr (C > 0) {
@@ -70,8 +79,8 @@ void record_scalar(const E& e, std::size_t iter_rank, std::size_t g_rank, tensor
 /// the tapes that track one of its floating-point leaves. `derivative`: the saved derivative
 /// (Note [saved derivative]), taken by the entry; null when none was saved.
 template <class E>
-void record_fused(const E& e, const fg::shape& iter, const fg::shape& gshape, fg::device d, tensor_id out,
-                  tensor<typename E::value_type>* derivative = nullptr) {
+void record_fused(const E& e, const fg::shape& iter, const fg::shape& gshape, fg::device d,
+                  const tensor<typename E::value_type>& out, tensor<typename E::value_type>* derivative = nullptr) {
   constexpr std::size_t L = expr::leaf_count<E>::value;
   if constexpr (L > 0) {
     if (iter.elements() == 1 && d.is_cpu() && !derivative) return record_scalar(e, iter.rank(), gshape.rank(), out);
@@ -83,8 +92,7 @@ void record_fused(const E& e, const fg::shape& iter, const fg::shape& gshape, fg
       std::uint8_t k = no_input;
       if constexpr (std::is_floating_point_v<T>) {
         const tensor_id id = l.value.id();
-        k = 0;
-        while (k < ids.size() && ids[k] != id) ++k;
+        k = input_index(ids, ids.size(), id);
         if (k == ids.size()) {
           ids.push_back(id);
           inputs.push_back({id, l.value.shape(), dtype_of<T>()});
@@ -93,8 +101,9 @@ void record_fused(const E& e, const fg::shape& iter, const fg::shape& gshape, fg
       input_of.push_back(k);
     });
     if (ids.empty()) return;
-    const tensor_id outs[1] = {out};
-    record(std::span<const tensor_id>(ids.data(), ids.size()), outs, [&] {
+    const tensor_id outs[1] = {out.id()};
+    const slot_meta out_meta = meta_of(out);
+    record(std::span<const tensor_id>(ids.data(), ids.size()), outs, &out_meta, [&] {
       // From the block cache (Note [buffer cache]): an entry holds shapes and tensors, often
       // a kilobyte, which malloc serves slowly in a loop.
       std::shared_ptr<fused_entry> fn;
@@ -129,7 +138,7 @@ tensor<T> evaluate_to(const E& e, const fg::shape& out) {
     run_elementwise(e, out, d, r.buffer()->data);
   }
   if constexpr (std::is_floating_point_v<T>)
-    if (recording()) record_fused(e, out, out, d, r.id());
+    if (recording()) record_fused(e, out, out, d, r);
   return r;
 }
 
@@ -149,7 +158,7 @@ tensor<T> mean_to(const E& e, const fg::shape& iter, const fg::shape& keep, std:
   tensor<T> r(keep, dev);
   const T n = static_cast<T>(count);
   run_reduction<host::sum_reducer<T>>(e, iter, keep, dev, r.buffer()->data, n);
-  if (recording()) record_fused(e / n, iter, keep, dev, r.id());
+  if (recording()) record_fused(e / n, iter, keep, dev, r);
   return r;
 }
 
@@ -168,14 +177,14 @@ tensor<T> sum_to(const E& e, const fg::shape& iter, const fg::shape& target) {
       typename host::sum_reducer<T>::acc sum(0);
       if (tensor<T> dr = sum_saving_derivative(e, iter, &sum); dr.defined()) {
         *r.buffer()->data = static_cast<T>(sum);
-        record_fused(e, iter, keep, dev, r.id(), &dr);
+        record_fused(e, iter, keep, dev, r, &dr);
         return r;
       }
     }
   }
   run_reduction<host::sum_reducer<T>>(e, iter, keep, dev, r.buffer()->data);
   if constexpr (std::is_floating_point_v<T>)
-    if (recording()) record_fused(e, iter, keep, dev, r.id());
+    if (recording()) record_fused(e, iter, keep, dev, r);
   return r;
 }
 
@@ -238,7 +247,7 @@ inline any_tensor make_any_tensor(dtype d, const fg::shape& s) {
 /// Records an evaluation of program p (its leaves and literals given) on the tapes that track
 /// one of its floating-point leaves: the type-erased twin of record_fused.
 inline void record_program(const expr::program& p, std::span<const any_tensor> leaves, std::span<const cell> literals,
-                           const fg::shape& iter, const fg::shape& gshape, tensor_id out) {
+                           const fg::shape& iter, const fg::shape& gshape, const any_tensor& out) {
   small_vector<std::uint8_t, 4> input_of;
   small_vector<program_input, 2> inputs;
   id_list ids;
@@ -246,8 +255,7 @@ inline void record_program(const expr::program& p, std::span<const any_tensor> l
     std::uint8_t k = no_input;
     if (p.types[q] == dtype::float32 || p.types[q] == dtype::float64) {
       const tensor_id id = id_of(leaves[q]);
-      k = 0;
-      while (k < ids.size() && ids[k] != id) ++k;
+      k = input_index(ids, ids.size(), id);
       if (k == ids.size()) {
         ids.push_back(id);
         inputs.push_back({id, shape_of(leaves[q]), p.types[q]});
@@ -256,8 +264,9 @@ inline void record_program(const expr::program& p, std::span<const any_tensor> l
     input_of.push_back(k);
   }
   if (ids.empty()) return;
-  const tensor_id outs[1] = {out};
-  record(std::span<const tensor_id>(ids.data(), ids.size()), outs, [&] {
+  const tensor_id outs[1] = {id_of(out)};
+  const slot_meta out_meta{shape_of(out), p.types[p.result()], device_of(out)};
+  record(std::span<const tensor_id>(ids.data(), ids.size()), outs, &out_meta, [&] {
     auto fn = std::allocate_shared<fused_entry>(host_allocator<fused_entry>{}, p);
     for (const any_tensor& l : leaves) fn->leaves.push_back(l);
     for (const cell& c : literals) fn->literals.push_back(c);
@@ -301,7 +310,7 @@ inline any_tensor service_apply(const expr::op_table& op, const any_tensor* args
     op.forward(a, dst + start * elem, m);
   }
   if ((op.result == dtype::float32 || op.result == dtype::float64) && recording())
-    record_program(*op.unit(), std::span<const any_tensor>(args, op.arity), {}, out, out, id_of(r));
+    record_program(*op.unit(), std::span<const any_tensor>(args, op.arity), {}, out, out, r);
   return r;
 }
 

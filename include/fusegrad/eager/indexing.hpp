@@ -145,7 +145,7 @@ tensor<T> gather_checked(const tensor<T>& p, const tensor<Ix>& idx, std::size_t 
       dst = std::copy(src, src + g.inner, dst);
     }
   r = r.to(p.device());
-  record_op<T, 1>("gather", {p.id()}, r.id(), [idx, a, ps = p.shape()](const tensor<T>& gr, auto) {
+  record_op<T, 1>("gather", {p.id()}, r, [idx, a, ps = p.shape()](const tensor<T>& gr, auto) {
     return std::array{scatter_add(gr, idx, a, ps)};
   });
   return r;
@@ -167,7 +167,7 @@ tensor<T> scatter_add(const tensor<T>& g, const tensor<Ix>& idx, std::size_t a, 
       for (std::size_t k = 0; k < plan.inner; ++k) dst[k] += *src++;
     }
   r = r.to(g.device());
-  record_op<T, 1>("gather_grad", {g.id()}, r.id(), [idx, a](const tensor<T>& gg, auto) {
+  record_op<T, 1>("gather_grad", {g.id()}, r, [idx, a](const tensor<T>& gg, auto) {
     return std::array{gather_checked(gg, idx, a)};
   });
   return r;

@@ -76,7 +76,7 @@ tensor<T> matmul_matrices(const tensor<T>& a, const tensor<T>& b, bool ta, bool 
   else
     for (std::size_t i = 0; i < batch; ++i)
       gemm<T>(ta, tb, m, n, k, a.data() + i * step_a, b.data() + i * step_b, c.buffer()->data + i * m * n);
-  record_op<T, 2>("matmul", {a.id(), b.id()}, c.id(), [a, b, ta, tb](const tensor<T>& g, std::span<const bool> need) {
+  record_op<T, 2>("matmul", {a.id(), b.id()}, c, [a, b, ta, tb](const tensor<T>& g, std::span<const bool> need) {
     // C = op(A) op(B): each gradient is one product of g with the other operand, arranged so
     // that the transpose flags absorb every transpose (TensorFlow's MatMul gradient).
     std::array<tensor<T>, 2> r;

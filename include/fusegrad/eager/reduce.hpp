@@ -91,7 +91,7 @@ tensor<value_type_of<X>> reduce_mean(const X& x, const axes& ax = {}, bool keepd
     if (p.count == 0) {
       const tensor<T> xt = eval(opnd);
       tensor<T> r = fill<T>(p.keep, std::numeric_limits<T>::quiet_NaN(), xt.device());
-      detail::record_op<T, 1>("reduce_mean", {xt.id()}, r.id(), [in = xt.shape()](const tensor<T>& g, auto) {
+      detail::record_op<T, 1>("reduce_mean", {xt.id()}, r, [in = xt.shape()](const tensor<T>& g, auto) {
         return std::array{fill<T>(in, T(0), g.device())};
       });
       return detail::finish_reduce(r, p, keepdims);
@@ -125,7 +125,7 @@ tensor<value_type_of<X>> reduce_recorded(const X& x, const axes& ax, bool keepdi
       return finish_reduce(reduce_with<R>(opnd, p, opnd.shape(), common_device(opnd)), p, keepdims);
   const tensor<T> xt = eval(opnd);
   tensor<T> y = reduce_with<R>(expr::leaf<T>{xt}, p, xt.shape(), xt.device());
-  record_op<T, 1>(op, {xt.id()}, y.id(), [xt, y, keep = p.keep, ax, backward](const tensor<T>& g, auto) {
+  record_op<T, 1>(op, {xt.id()}, y, [xt, y, keep = p.keep, ax, backward](const tensor<T>& g, auto) {
     return std::array{backward(xt, y, reshape(g, keep), ax)};
   });
   return finish_reduce(y, p, keepdims);

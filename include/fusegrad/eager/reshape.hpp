@@ -38,7 +38,7 @@ tensor<T> reshape(const tensor<T>& x, const fg::shape& s) {
   FG_CHECK(s.elements() == x.size(), shape_error, "fg::reshape: cannot reshape a tensor of shape ", x.shape(), " (",
            x.size(), " elements) into shape ", s, " (", s.elements(), " elements)");
   tensor<T> r(x.buffer(), s, detail::next_id());
-  detail::record_op<T, 1>("reshape", {x.id()}, r.id(),
+  detail::record_op<T, 1>("reshape", {x.id()}, r,
                           [in = x.shape()](const tensor<T>& g, auto) { return std::array{reshape(g, in)}; });
   return r;
 }

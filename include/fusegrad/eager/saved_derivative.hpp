@@ -9,8 +9,7 @@
 /// upstream of 1, summed), in the same loop over the same loads. Both trees are evaluated as
 /// alias trees (leaves load from the one buffer, literals read a pool, no tensors or shapes
 /// inside), so the copies of a subexpression that the rules make are equal to the compiler,
-/// and their costly parts are computed once per element (Note [costly subexpressions] in
-/// eval/host.hpp). The entry keeps the derivative (one tensor of the summed shape), and its
+/// and their costly parts are computed once per element (Note [costly subexpressions]). The entry keeps the derivative (one tensor of the summed shape), and its
 /// backward step is the derivative itself for an upstream of 1, else upstream * derivative.
 /// When a tape records the backward step (higher orders), the saved derivative, a constant to
 /// that tape, would be wrong: the step then runs the program (Note [programs]). The vjp rules
@@ -21,11 +20,127 @@
 #include <array>
 
 #include "../autodiff/tape_state.hpp"
+#include "../eval/host.hpp"
 #include "../eval/host_reduce.hpp"
 #include "../expr/gradient.hpp"
 #include "../ops/binary.hpp"
 
 namespace fusegrad::detail {
+/// Note [costly subexpressions]: a kernel whose leaves are aliased (alias_kernel) and whose
+/// literals are pooled (pooled_literal_kernel) computes the same value wherever a subtree of
+/// one type stands in it, for its ops are stateless. The compiler merges repeated cheap
+/// subtrees by itself, but not repeated transcendental ones once they nest (GCC 12 computes
+/// log(1 + exp(x)) twice with xsimd's AVX-512 functions), so the loop of value and derivative does it: the
+/// distinct such subtrees with a costly op at the top (ops' `costly`) are computed once per
+/// element, children first, into a memo_access, from which every occurrence reads its value.
+template <class... N> struct type_list {};
+template <class L, class K> struct append_unique;
+template <class... N, class K>
+struct append_unique<type_list<N...>, K> {
+  using type = std::conditional_t<(std::is_same_v<N, K> || ...), type_list<N...>, type_list<N..., K>>;
+};
+
+/// True when a kernel's value depends on the element index alone (Note [costly subexpressions]).
+template <class K> struct pure_kernel : std::false_type {};
+template <class T> struct pure_kernel<expr::alias_kernel<T>> : std::true_type {};
+template <class T, std::size_t J> struct pure_kernel<expr::pooled_literal_kernel<T, J>> : std::true_type {};
+template <class T> struct pure_kernel<expr::unit_kernel<T>> : std::true_type {};
+template <class Op, class... K>
+struct pure_kernel<expr::node_kernel<Op, K...>> : std::bool_constant<std::is_empty_v<Op> && (pure_kernel<K>::value && ...)> {};
+
+/// The distinct pure kernels with a costly op at the top inside kernels K..., children first,
+/// appended to list L.
+template <class L, class... K> struct costly_nodes { using type = L; };
+template <class L, class K0, class K1, class... K>
+struct costly_nodes<L, K0, K1, K...> : costly_nodes<typename costly_nodes<L, K0>::type, K1, K...> {};
+template <class L, class Op, class... K>
+struct costly_nodes<L, expr::node_kernel<Op, K...>> {
+  using kids = typename costly_nodes<L, K...>::type;
+  using self = expr::node_kernel<Op, K...>;
+  using type = std::conditional_t<Op::costly && pure_kernel<self>::value, typename append_unique<kids, self>::type, kids>;
+};
+
+/// An access that also holds the values of the kernels in list L at its element.
+template <class A, class V, class L> struct memo_access;
+template <class A, class V, class... N>
+struct memo_access<A, V, type_list<N...>> : A {
+  std::array<V, sizeof...(N)> values;
+  template <class K> static constexpr bool holds = (std::is_same_v<K, N> || ...);
+  template <class K> V memo() const {
+    constexpr std::size_t j = [] {
+      constexpr bool same[] = {std::is_same_v<K, N>...};
+      std::size_t q = 0;
+      while (!same[q]) ++q;
+      return q;
+    }();
+    return values[j];
+  }
+};
+}  // namespace fusegrad::detail
+namespace fusegrad::expr::kdetail {
+template <class A, class V, class L>
+inline constexpr bool is_memo_access<fg::detail::memo_access<A, V, L>> = true;
+}  // namespace fusegrad::expr::kdetail
+namespace fusegrad::detail {
+
+/// Access a with the values of the kernels in L computed, children first.
+template <class V, class L, class A>
+auto memoize(const A& a) {
+  return [&]<class... N>(type_list<N...>) {
+    memo_access<A, V, L> m{a, {}};
+    if constexpr (sizeof...(N) > 0) {
+      std::size_t j = 0;
+      ((m.values[j++] = N{}.compute(m)), ...);
+    }
+    return m;
+  }(L{});
+}
+
+/// Runs kernels k and dk, whose leaves all read one buffer (alias_kernel leaves) and whose
+/// literals are pooled, over n elements: k's values into dst, dk's into dd, in one loop (Note
+/// [saved derivative]), their costly subexpressions computed once (Note [costly subexpressions]).
+template <class K, class DK, class T>
+FG_FLATTEN void run_row_with_derivative(const K& k, const DK& dk, std::size_t n, T* dst, T* dd, const T* src,
+                                        const T* pool) {
+  using L = typename costly_nodes<type_list<>, K, DK>::type;
+  std::size_t i = 0;
+  using B = xsimd::batch<T>;
+  constexpr std::size_t w = B::size;
+  for (; i + w <= n; i += w) {
+    const auto a = memoize<B, L>(host::batch_access<B>{static_cast<index_t>(i), src, pool});
+    const B v = k.eval(a), d = dk.eval(a);
+    v.store_unaligned(dst + i);
+    d.store_unaligned(dd + i);
+  }
+  for (; i < n; ++i) {
+    const auto a = memoize<T, L>(expr::flat_access{static_cast<index_t>(i), src, pool});
+    const T v = k.eval(a), d = dk.eval(a);
+    dst[i] = v;
+    dd[i] = d;
+  }
+}
+
+
+/// Evaluates the alias trees e and de (an expression and its derivative, Note [saved
+/// derivative]) over `out` in one pass: their leaves read src, a buffer of
+/// shape `out`, their pooled literals `pool`. e's values go into dst, or, with dst null, their
+/// sum is added to *sum (in reduce_host's order: chunks folded, then added); de's into dd.
+template <class E, class D, class T = typename E::value_type>
+void evaluate_host_with_derivative(const E& e, const D& de, const fg::shape& out, const T* src, const T* pool,
+                                   T* dst, typename host::sum_reducer<T>::acc* sum, T* dd) {
+  ++fg::detail::counters().passes;
+  const auto k = expr::make_kernel(e, out);
+  const auto dk = expr::make_kernel(de, out);
+  const std::size_t n = out.elements();
+  if (dst) return run_row_with_derivative(k, dk, n, dst, dd, src, pool);
+  alignas(64) T tmp[host::detail::reduce_chunk];
+  for (std::size_t c = 0; c < n; c += host::detail::reduce_chunk) {
+    const std::size_t m = std::min(host::detail::reduce_chunk, n - c);
+    run_row_with_derivative(k, dk, m, tmp, dd + c, src + c, pool);
+    *sum += static_cast<typename host::sum_reducer<T>::acc>(host::detail::fold_chunk<host::sum_reducer<T>>(tmp, m));
+  }
+}
+
 template <class E> struct has_costly_op : std::false_type {};
 template <class Op, class... A>
 struct has_costly_op<expr::node<Op, A...>> : std::bool_constant<Op::costly || (has_costly_op<A>::value || ...)> {};
@@ -128,7 +243,7 @@ tensor<T> sum_saving_derivative(const E& e, const fg::shape& iter, typename host
     // needed, so that the pool is never empty).
     std::array<T, expr::literal_count<E>::value + 1> pool;
     const auto ae = alias_tree<0>(e, pool.data());
-    host::evaluate_host_with_derivative(ae, derivative_of<E>(ae, expr::unit_literal<T>{}), iter, x->data(),
+    evaluate_host_with_derivative(ae, derivative_of<E>(ae, expr::unit_literal<T>{}), iter, x->data(),
                                         pool.data(), static_cast<T*>(nullptr), sum, d.buffer()->data);
     return d;
   }

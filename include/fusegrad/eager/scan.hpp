@@ -64,7 +64,7 @@ tensor<value_type_of<X>> cumsum(const X& x, long axis = 0, bool exclusive = fals
   tensor<T> y = detail::scan_host<T>(t, a, exclusive, reverse, T(0), [](T acc, T v) { return acc + v; });
   // Element j feeds the results after it (or before it, reversed): the gradient is the same
   // scan of g run the other way.
-  detail::record_op<T, 1>("cumsum", {t.id()}, y.id(), [axis, exclusive, reverse](const tensor<T>& g, auto) {
+  detail::record_op<T, 1>("cumsum", {t.id()}, y, [axis, exclusive, reverse](const tensor<T>& g, auto) {
     return std::array{cumsum(g, axis, exclusive, !reverse)};
   });
   return y;
@@ -80,7 +80,7 @@ tensor<value_type_of<X>> cumprod(const X& x, long axis = 0, bool exclusive = fal
   tensor<T> y = detail::scan_host<T>(t, a, exclusive, reverse, T(1), [](T acc, T v) { return acc * v; });
   // d y_j / d x_i = y_j / x_i for every j that includes x_i, so the gradient is the reversed
   // cumsum of g * y divided by x. Exact only while no element of x is zero (TensorFlow's rule).
-  detail::record_op<T, 1>("cumprod", {t.id()}, y.id(), [t, y, axis, exclusive, reverse](const tensor<T>& g, auto) {
+  detail::record_op<T, 1>("cumprod", {t.id()}, y, [t, y, axis, exclusive, reverse](const tensor<T>& g, auto) {
     return std::array{tensor<T>(cumsum(g * y, axis, exclusive, !reverse) / t)};
   });
   return y;

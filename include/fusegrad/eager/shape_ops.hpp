@@ -94,7 +94,7 @@ tensor<T> strided_gather(const tensor<T>& x, const strided_walk& w, const fg::sh
   T* dst = r.buffer()->data;
   walk(w, [&](std::size_t k, index_t s) { dst[k] = src[s]; });
   r = r.to(x.device());
-  record_op<T, 1>(op, {x.id()}, r.id(), [w, in = x.shape()](const tensor<T>& g, auto) {
+  record_op<T, 1>(op, {x.id()}, r, [w, in = x.shape()](const tensor<T>& g, auto) {
     return std::array{strided_scatter(g, w, in)};
   });
   return r;
@@ -110,7 +110,7 @@ tensor<T> strided_scatter(const tensor<T>& g, const strided_walk& w, const fg::s
   T* dst = r.buffer()->data;
   walk(w, [&](std::size_t k, index_t s) { dst[s] = src[k]; });
   r = r.to(g.device());
-  record_op<T, 1>("slice_grad", {g.id()}, r.id(), [w, out = g.shape()](const tensor<T>& gg, auto) {
+  record_op<T, 1>("slice_grad", {g.id()}, r, [w, out = g.shape()](const tensor<T>& gg, auto) {
     return std::array{strided_gather(gg, w, out, "slice")};
   });
   return r;
@@ -153,7 +153,7 @@ tensor<value_type_of<X>> transpose(const X& x, const std::vector<long>& perm) {
   T* dst = y.buffer()->data;
   detail::walk(w, [&](std::size_t k, index_t s) { dst[k] = src[s]; });
   y = y.to(t.device());
-  detail::record_op<T, 1>("transpose", {t.id()}, y.id(), [inverse](const tensor<T>& g, auto) {
+  detail::record_op<T, 1>("transpose", {t.id()}, y, [inverse](const tensor<T>& g, auto) {
     return std::array{transpose(g, inverse)};
   });
   return y;
@@ -229,7 +229,7 @@ tensor<value_type_of<X>> broadcast_to(const X& x, const fg::shape& s) {
   T* dst = y.buffer()->data;
   detail::walk(w, [&](std::size_t k, index_t p) { dst[k] = src[p]; });
   y = y.to(t.device());
-  detail::record_op<T, 1>("broadcast_to", {t.id()}, y.id(), [in](const tensor<T>& g, auto) {
+  detail::record_op<T, 1>("broadcast_to", {t.id()}, y, [in](const tensor<T>& g, auto) {
     return std::array{detail::sum_to(expr::leaf<T>{g}, g.shape(), in)};
   });
   return y;
@@ -279,7 +279,7 @@ tensor<T> concat(const std::vector<tensor<T>>& xs, long axis = 0) {
     begins.push_back(lens.empty() ? 0 : begins.back() + lens.back());
     lens.push_back(x.shape()[a]);
   }
-  detail::record_op<T>("concat", ids, y.id(), [a, begins, lens](const tensor<T>& g, std::span<const bool> needed) {
+  detail::record_op<T>("concat", ids, y, [a, begins, lens](const tensor<T>& g, std::span<const bool> needed) {
     std::vector<tensor<T>> r(begins.size());
     for (std::size_t i = 0; i < r.size(); ++i) {
       if (!needed[i]) continue;
@@ -346,7 +346,7 @@ tensor<value_type_of<X>> tile(const X& x, const std::vector<long>& multiples) {
   T* dst = y.buffer()->data;
   detail::walk(w, [&](std::size_t k, index_t p) { dst[k] = src[p]; });
   y = y.to(t.device());
-  detail::record_op<T, 1>("tile", {t.id()}, y.id(), [s, multiples](const tensor<T>& g, auto) {
+  detail::record_op<T, 1>("tile", {t.id()}, y, [s, multiples](const tensor<T>& g, auto) {
     // One axis at a time, so the split shape has rank + 1 at most.
     tensor<T> acc = g;
     for (std::size_t d = 0; d < s.rank(); ++d) {

@@ -104,26 +104,6 @@ T fold_chunk(const T* v, std::size_t n) {
 }
 }  // namespace detail
 
-/// Evaluates the alias trees e and de (an expression and its derivative, Note [saved
-/// derivative] in eager/saved_derivative.hpp) over `out` in one pass: their leaves read src, a buffer of
-/// shape `out`, their pooled literals `pool`. e's values go into dst, or, with dst null, their
-/// sum is added to *sum (in reduce_host's order: chunks folded, then added); de's into dd.
-template <class E, class D, class T = typename E::value_type>
-void evaluate_host_with_derivative(const E& e, const D& de, const fg::shape& out, const T* src, const T* pool,
-                                   T* dst, typename sum_reducer<T>::acc* sum, T* dd) {
-  ++fg::detail::counters().passes;
-  const auto k = expr::make_kernel(e, out);
-  const auto dk = expr::make_kernel(de, out);
-  const std::size_t n = out.elements();
-  if (dst) return detail::run_row_with_derivative(k, dk, n, dst, dd, src, pool);
-  alignas(64) T tmp[detail::reduce_chunk];
-  for (std::size_t c = 0; c < n; c += detail::reduce_chunk) {
-    const std::size_t m = std::min(detail::reduce_chunk, n - c);
-    detail::run_row_with_derivative(k, dk, m, tmp, dd + c, src + c, pool);
-    *sum += static_cast<typename sum_reducer<T>::acc>(detail::fold_chunk<sum_reducer<T>>(tmp, m));
-  }
-}
-
 /// Reduces expression e, broadcast to shape `iter`, into `dst` of shape `keep` (same rank as
 /// iter, 1 on the reduced dimensions). dst must hold R::identity() on entry.
 template <class R, class E, class T = typename E::value_type, class A = typename R::acc>

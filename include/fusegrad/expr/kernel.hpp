@@ -64,7 +64,7 @@ struct kpack<std::index_sequence<I...>, K...> : kslot<I, K>... {};
 template <std::size_t I, class K> FG_HD const K& kget(const kslot<I, K>& s) { return s.k; }
 template <std::size_t I, class K> FG_HD K& kget(kslot<I, K>& s) { return s.k; }
 
-/// True for accesses that hold the values of some kernels (memo_access, eval/host.hpp).
+/// True for accesses that hold the values of some kernels (memo_access, eager/saved_derivative.hpp).
 template <class A> inline constexpr bool is_memo_access = false;
 /// True when access A holds the value of kernel K already.
 template <class A, class K>
