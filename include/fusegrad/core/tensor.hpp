@@ -104,9 +104,11 @@ class tensor {
   /// Reads a variable's current value.
   tensor(const variable<T>& v);  // NOLINT: defined in autodiff/variable.hpp
 
-  /// An uninitialised tensor of shape s on d (evaluators fill it before anyone sees it).
-  tensor(const fg::shape& s, device d) : buf_(detail::make_storage<T>(s.elements(), d)),
-                                          shape_(s), id_(detail::next_id()) {}
+  /// An uninitialised tensor of shape s on d (evaluators fill it before anyone sees it); a
+  /// shape too large to count throws, naming `op` (Note [checked sizes]).
+  tensor(const fg::shape& s, device d, const char* op = "tensor")
+      : buf_(detail::make_storage<T>(detail::checked_bytes(s, sizeof(T), op) / sizeof(T), d)), shape_(s),
+        id_(detail::next_id()) {}
   /// A tensor over an existing buffer with a given identity (internal: views, variables).
   tensor(std::shared_ptr<detail::storage<T>> b, const fg::shape& s, tensor_id id)
       : buf_(std::move(b)), shape_(s), id_(id) {}

@@ -69,7 +69,7 @@ tensor<T> matmul_matrices(const tensor<T>& a, const tensor<T>& b, bool ta, bool 
   out.push_back(n);
   FG_CHECK(std::max({m, n, k}) <= static_cast<std::size_t>(INT_MAX), shape_error, "fg::matmul: dimensions of ", sa,
            " and ", sb, " exceed what BLAS indexes (", INT_MAX, ")");
-  tensor<T> c(out, a.device());
+  tensor<T> c(out, a.device(), "matmul");
   const std::size_t step_a = ra > 2 ? m * k : 0, step_b = rb > 2 ? k * n : 0;
   if (c.device().is_gpu())
     device_eval::gemm<T>(ta, tb, m, n, k, batch, a.data(), step_a, b.data(), step_b, c.buffer()->data, c.device());
