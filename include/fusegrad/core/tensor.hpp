@@ -14,6 +14,7 @@
 #include "device.hpp"
 #include "dtype.hpp"
 #include "error.hpp"
+#include "integer.hpp"
 #include "shape.hpp"
 #include "storage.hpp"
 
@@ -156,10 +157,14 @@ class tensor {
              ") is ambiguous; use fg::reduce_any or fg::reduce_all");
     return static_cast<bool>(item());
   }
-  /// The value of a one-element tensor as a C++ scalar (`int(num % 3)`).
+  /// The value of a one-element tensor as a C++ scalar (`int(num % 3)`); a floating value
+  /// outside a signed integer type's range gives its minimum, as fg::cast does.
   template <class U>
     requires(std::is_arithmetic_v<U> && !std::same_as<U, bool>)
-  explicit operator U() const { return static_cast<U>(item()); }
+  explicit operator U() const {
+    if constexpr (std::is_floating_point_v<T> && detail::signed_integer<U>) return detail::float_to_integer<U>(item());
+    else return static_cast<U>(item());
+  }
 
   /// Same values on the host.
   tensor cpu() const;

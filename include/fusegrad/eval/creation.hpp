@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "device_hooks.hpp"
+#include "../core/integer.hpp"
 #include "../core/tensor.hpp"
 
 namespace fusegrad {
@@ -51,7 +52,12 @@ tensor<T> range(T start, T limit, T delta = T(1)) {
   const std::size_t count =
       detail::checked_count(n, "range", [&] { return detail::cat("start ", start, ", limit ", limit, ", delta ", delta); });
   tensor<T> t(fg::shape{count}, fg::device::cpu(), "range");
-  for (std::size_t i = 0; i < count; ++i) t.buffer()->data[i] = static_cast<T>(start + static_cast<T>(i) * delta);
+  for (std::size_t i = 0; i < count; ++i) {
+    if constexpr (detail::signed_integer<T>)  // the last value may pass the type's end: wrap (Note [integer wraparound])
+      t.buffer()->data[i] = detail::wrapping_add(start, detail::wrapping_mul(static_cast<T>(i), delta));
+    else
+      t.buffer()->data[i] = static_cast<T>(start + static_cast<T>(i) * delta);
+  }
   return t.to(default_device());
 }
 /// 0, 1, ..., limit - 1.
