@@ -231,7 +231,7 @@ struct thread_tapes {
   std::shared_ptr<tape_stack_link> link;
 
   /// Drops the orphaned states from `tapes` and frees them (on this thread, their creator).
-  void drop_orphans() noexcept {
+  [[gnu::cold, gnu::noinline]] void drop_orphans() noexcept {
     std::vector<std::unique_ptr<tape_state>> gone;
     {
       const std::lock_guard<std::mutex> g(link->m);
