@@ -795,3 +795,54 @@ TEST_CASE("division's gradients stay nan at a zero divisor under a zero upstream
   CHECK(std::isnan(db.data()[0]));
   CHECK(db.data()[1] == -0.25);
 }
+
+TEST_CASE("signed integer +, - and * wrap around as two's complement, as in TensorFlow and numpy", "[binary][integer]") {
+  using i32 = std::int32_t;
+  using i64 = std::int64_t;
+  constexpr i32 imax = std::numeric_limits<i32>::max(), imin = std::numeric_limits<i32>::min();
+  constexpr i64 lmax = std::numeric_limits<i64>::max(), lmin = std::numeric_limits<i64>::min();
+  const fg::tensor<i32> a = {imax, imin, imax, 65536};
+  check_values(fg::tensor<i32>(a + fg::tensor<i32>{1, -1, imax, 0}), {4}, std::vector<i32>{imin, imax, -2, 65536});
+  check_values(fg::tensor<i32>(a - fg::tensor<i32>{-1, 1, imin, 0}), {4}, std::vector<i32>{imin, imax, -1, 65536});
+  check_values(fg::tensor<i32>(a * fg::tensor<i32>{2, -1, imax, 65536}), {4}, std::vector<i32>{-2, imin, 1, 0});
+  check_values(fg::tensor<i32>(a + 1), {4}, std::vector<i32>{imin, imin + 1, imin, 65537});
+  // A broadcast row (the row loop) and one element (the scalar path) wrap the same way.
+  const fg::tensor<i32> m = {{imax, 0}, {1, imin}};
+  check_values(fg::tensor<i32>(m * fg::tensor<i32>{2, 3} - 1), {2, 2}, std::vector<i32>{-3, -1, 1, imax});
+  const fg::tensor<i32> one = imax;
+  CHECK(fg::tensor<i32>(one + 1).item() == imin);
+  CHECK(fg::tensor<i32>(one * one).item() == 1);
+  const fg::tensor<i64> l = {lmax, lmin};
+  check_values(fg::tensor<i64>(l + i64{1}), {2}, std::vector<i64>{lmin, lmin + 1});
+  check_values(fg::tensor<i64>(l - i64{1}), {2}, std::vector<i64>{lmax - 1, lmax});
+  check_values(fg::tensor<i64>(l * i64{-1}), {2}, std::vector<i64>{lmin + 1, lmin});
+}
+
+TEST_CASE("cast of NaN, infinities and out-of-range floats to an integer type gives its minimum, as TensorFlow on x86",
+          "[binary][cast][integer]") {
+  using i32 = std::int32_t;
+  using i64 = std::int64_t;
+  constexpr i32 imin = std::numeric_limits<i32>::min();
+  constexpr i64 lmin = std::numeric_limits<i64>::min();
+  // 2147483520 is the largest float below 2^31.
+  const fg::tensor<float> f = {nan_f, inf_f, -inf_f, 3e9f, -3e9f, 2147483520.f, -2147483648.f, 2.9f, -2.9f};
+  check_values(fg::tensor<i32>(fg::cast<i32>(f)), {9},
+               std::vector<i32>{imin, imin, imin, imin, imin, 2147483520, imin, 2, -2});
+  check_values(fg::tensor<i64>(fg::cast<i64>(f)), {9},
+               std::vector<i64>{lmin, lmin, lmin, 3000000000, -3000000000, 2147483520, -2147483648, 2, -2});
+  const fg::tensor<double> d = {2147483647.9, 2147483648.0, -2147483648.9, -2147483649.0, 9.3e18, -9.3e18,
+                                9223372036854774784.0, -9223372036854775808.0};
+  check_values(fg::tensor<i32>(fg::cast<i32>(d)), {8},
+               std::vector<i32>{2147483647, imin, imin, imin, imin, imin, imin, imin});
+  check_values(fg::tensor<i64>(fg::cast<i64>(d)), {8},
+               std::vector<i64>{2147483647, 2147483648, -2147483648, -2147483649, lmin, lmin, 9223372036854774784, lmin});
+  // One element takes the scalar path; converting a tensor to a C++ integer follows the same rule.
+  CHECK(fg::tensor<i32>(fg::cast<i32>(fg::tensor<float>(nan_f))).item() == imin);
+  CHECK(static_cast<int>(fg::tensor<float>(inf_f)) == imin);
+  CHECK(static_cast<i64>(fg::tensor<double>(-1e300)) == lmin);
+  CHECK(static_cast<int>(fg::tensor<float>(-7.5f)) == -7);
+  // Integers to narrower integers wrap; anything nonzero (NaN too) is true.
+  check_values(fg::tensor<i32>(fg::cast<i32>(fg::tensor<i64>{(i64{1} << 32) + 5, i64{-1}})), {2}, std::vector<i32>{5, -1});
+  check_values(fg::tensor<bool>(fg::cast<bool>(fg::tensor<float>{nan_f, 0.f, -0.5f})), {3},
+               std::vector<bool>{true, false, true});
+}

@@ -266,3 +266,40 @@ TEST_CASE("printing an expression evaluates it first", "[creation][printing]") {
   CHECK(str(fg::tensor<int>{1, -2} > 0) == "tensor([ True False], shape=(2,), dtype=bool)");
   CHECK(str(fg::truediv(fg::tensor<int>(12), 2)) == "tensor(6.0, shape=(), dtype=float64)");
 }
+
+TEST_CASE("a shape whose element or byte count would wrap around is an error naming the op and the shape",
+          "[creation][errors][sizes]") {
+  using Catch::Contains;
+  const std::size_t e32 = std::size_t{1} << 32, e62 = std::size_t{1} << 62;
+  // 2^32 * 2^32 elements wrap to 0 in 64 bits.
+  CHECK_THROWS_AS(fg::zeros<float>({e32, e32}), fg::value_error);
+  CHECK_THROWS_WITH(fg::zeros<float>({e32, e32}), Contains("fg::zeros") && Contains("(4294967296, 4294967296)"));
+  CHECK_THROWS_AS(fg::ones<int>({e32, 3, e32}), fg::value_error);
+  CHECK_THROWS_AS(fg::tensor<float>(fg::shape{e32, e32}, fg::device::cpu()), fg::value_error);
+  // An empty tensor's other dimensions must still multiply to a countable number (numpy's rule),
+  // so that its strides fit.
+  CHECK_THROWS_AS(fg::fill<int>({e32, 0, e32}, 1), fg::value_error);
+  const fg::tensor<float> empty = fg::zeros<float>({0, std::size_t{1} << 40});
+  CHECK(empty.size() == 0);
+  CHECK(empty.shape() == fg::shape{0, std::size_t{1} << 40});
+  // 2^62 floats: the element count fits, 2^64 bytes wrap to 0.
+  CHECK_THROWS_AS(fg::zeros<float>({e62}), fg::out_of_memory);
+  CHECK_THROWS_WITH(fg::zeros<float>({e62}), Contains("fg::zeros") && Contains("(4611686018427387904,)"));
+  CHECK_THROWS_AS(fg::ones<double>({e62 / 2}), fg::out_of_memory);
+  CHECK_THROWS_AS(fg::tensor<float>(fg::shape{e62}, std::vector<float>{}), fg::out_of_memory);
+  CHECK_THROWS_AS(fg::linspace<float>(0, 1, e62), fg::out_of_memory);
+  CHECK_THROWS_WITH(fg::linspace<float>(0, 1, e62), Contains("fg::linspace"));
+  // A count computed in floating point that no size_t holds.
+  CHECK_THROWS_AS(fg::range<float>(0.f, 1e30f), fg::value_error);
+  CHECK_THROWS_WITH(fg::range<float>(0.f, 1e30f), Contains("fg::range") && Contains("limit 1e+30"));
+  CHECK_THROWS_AS(fg::range<double>(0.0, inf_d), fg::value_error);
+  CHECK_THROWS_AS(fg::range<double>(0.0, nan_d), fg::value_error);
+  CHECK_THROWS_AS(fg::random::uniform<float>({e32, e32}, 1), fg::value_error);
+#if !defined(__SANITIZE_ADDRESS__)  // AddressSanitizer aborts on such a request instead of failing it
+  // A count that fits but that memory cannot hold still reaches the allocator, whose error names the bytes.
+  CHECK_THROWS_WITH(fg::zeros<float>({std::size_t{1} << 60}), Contains("cannot allocate 4611686018427387904 bytes on /cpu:0"));
+#endif
+  // Ordinary shapes are unaffected.
+  CHECK(fg::zeros<float>({0}).size() == 0);
+  CHECK(fg::range<float>(0.f, -3.f).size() == 0);
+}

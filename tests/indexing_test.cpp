@@ -225,3 +225,14 @@ TEST_CASE("an unsigned index is never negative, and a step of LONG_MIN is define
   REQUIRE(f.shape() == fg::shape{1});
   CHECK(f.data()[0] == 10);
 }
+
+TEST_CASE("one_hot with a depth whose result cannot be counted is an error naming one_hot", "[indexing][one_hot][errors][sizes]") {
+  using Catch::Contains;
+  const fg::tensor<std::int32_t> t = {0, 1, 2, 3};
+  // 4 * 2^62 elements wrap to 0.
+  CHECK_THROWS_AS(fg::one_hot<float>(t, 1L << 62), fg::value_error);
+  CHECK_THROWS_WITH(fg::one_hot<float>(t, 1L << 62), Contains("fg::one_hot") && Contains("(4, 4611686018427387904)"));
+  // 2^62 floats: 2^64 bytes wrap to 0.
+  CHECK_THROWS_AS(fg::one_hot<float>(fg::tensor<std::int32_t>{0}, 1L << 62), fg::out_of_memory);
+  CHECK(fg::one_hot<float>(t, 0).shape() == fg::shape{4, 0});
+}

@@ -216,3 +216,18 @@ TEST_CASE("matmul rejects an undefined operand with a value_error", "[linalg][er
   CHECK_THROWS_AS(fg::matmul(A, dtensor()), fg::value_error);
   CHECK_THROWS_WITH(fg::matmul(dtensor(), A), Catch::Contains("fg::matmul") && Catch::Contains("undefined"));
 }
+
+TEST_CASE("integer matmul wraps around as two's complement", "[linalg][integer]") {
+  using i32 = std::int32_t;
+  using i64 = std::int64_t;
+  constexpr i32 imax = std::numeric_limits<i32>::max(), imin = std::numeric_limits<i32>::min();
+  const fg::tensor<i32> a = {{imax, 1}, {65536, 0}};
+  const fg::tensor<i32> b = {{1, 2}, {1, 0}};
+  // [[imax + 1, 2 imax], [65536, 131072]]
+  CHECK(values(fg::matmul(a, b)) == std::vector<i32>{imin, -2, 65536, 131072});
+  CHECK(values(fg::matmul(fg::tensor<i32>{{65536}}, fg::tensor<i32>{{65536}})) == std::vector<i32>{0});
+  // a^T b^T = [[imax, 65536], [1, 0]] [[1, 1], [2, 0]]: the transposed loops wrap too.
+  CHECK(values(fg::matmul(a, b, true, true)) == std::vector<i32>{imin + 131071, imax, 1, 1});
+  constexpr i64 lmax = std::numeric_limits<i64>::max(), lmin = std::numeric_limits<i64>::min();
+  CHECK(values(fg::matmul(fg::tensor<i64>{{lmax, i64{1}}}, fg::tensor<i64>{{1}, {1}})) == std::vector<i64>{lmin});
+}

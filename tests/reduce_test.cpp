@@ -520,3 +520,25 @@ TEST_CASE("reduce_logsumexp of an empty tensor names reduce_logsumexp", "[reduce
   CHECK_THROWS_AS(fg::reduce_logsumexp(x), fg::shape_error);
   CHECK_THROWS_WITH(fg::reduce_logsumexp(x), Catch::Contains("fg::reduce_logsumexp: cannot reduce an empty tensor of shape (0,)"));
 }
+
+TEST_CASE("integer reduce_sum, reduce_prod and reduce_mean wrap around as two's complement", "[reduce][integer]") {
+  using i32 = std::int32_t;
+  using i64 = std::int64_t;
+  constexpr i32 imax = std::numeric_limits<i32>::max(), imin = std::numeric_limits<i32>::min();
+  CHECK(fg::reduce_sum(fg::tensor<i32>{imax, 1}).item() == imin);
+  CHECK(fg::reduce_prod(fg::tensor<i32>{65536, 65536}).item() == 0);
+  CHECK(fg::reduce_prod(fg::tensor<i32>{imax, 2}).item() == -2);
+  // More than one chunk: 2000 * (2^31 - 1) = 1000 * 2^32 - 2000.
+  CHECK(fg::reduce_sum(fg::fill<i32>({2000}, imax)).item() == -2000);
+  // Along an axis, and fused with its operand.
+  const fg::tensor<i32> m = {{imax, imax}, {imin, -1}};
+  check_values(fg::reduce_sum(m, 1), {2}, std::vector<i32>{-2, imax});
+  check_values(fg::reduce_sum(m, 0), {2}, std::vector<i32>{-1, imax - 1});
+  check_values(fg::reduce_prod(m, 1), {2}, std::vector<i32>{1, imin});
+  CHECK(fg::reduce_sum(m + 1).item() == imin + 1);  // 3 imin + 1
+  // TensorFlow sums an integer mean in its own type: (imax + imax) / 2 is -2 / 2.
+  CHECK(fg::reduce_mean(fg::tensor<i32>{imax, imax}).item() == -1);
+  constexpr i64 lmax = std::numeric_limits<i64>::max(), lmin = std::numeric_limits<i64>::min();
+  CHECK(fg::reduce_sum(fg::tensor<i64>{lmax, i64{1}}).item() == lmin);
+  CHECK(fg::reduce_prod(fg::tensor<i64>{i64{1} << 32, i64{1} << 32}).item() == 0);
+}

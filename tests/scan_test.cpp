@@ -154,3 +154,15 @@ TEST_CASE("scans reject an undefined tensor with a value_error", "[scan][errors]
   CHECK_THROWS_AS(fg::cumsum(dtensor()), fg::value_error);
   CHECK_THROWS_WITH(fg::cumprod(dtensor()), Catch::Contains("fg::cumprod") && Catch::Contains("undefined"));
 }
+
+TEST_CASE("integer cumsum and cumprod wrap around as two's complement", "[scan][integer]") {
+  using i32 = std::int32_t;
+  using i64 = std::int64_t;
+  constexpr i32 imax = std::numeric_limits<i32>::max(), imin = std::numeric_limits<i32>::min();
+  CHECK(values(fg::cumsum(fg::tensor<i32>{imax, 1, 1})) == std::vector<i32>{imax, imin, imin + 1});
+  CHECK(values(fg::cumsum(fg::tensor<i32>{1, 1, imax}, 0, false, true)) == std::vector<i32>{imin + 1, imin, imax});
+  CHECK(values(fg::cumprod(fg::tensor<i32>{65536, 65536, 3})) == std::vector<i32>{65536, 0, 0});
+  CHECK(values(fg::cumprod(fg::tensor<i32>{imax, 2})) == std::vector<i32>{imax, -2});
+  constexpr i64 lmax = std::numeric_limits<i64>::max(), lmin = std::numeric_limits<i64>::min();
+  CHECK(values(fg::cumsum(fg::tensor<i64>{lmax, i64{1}})) == std::vector<i64>{lmax, lmin});
+}

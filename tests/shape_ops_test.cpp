@@ -295,3 +295,31 @@ TEST_CASE("shape ops reject an undefined tensor with a value_error", "[shape_ops
   CHECK_THROWS_AS(fg::stack({fg::zeros<float>({1}), u}, 0), fg::value_error);
   CHECK_THROWS_WITH(fg::stack({fg::zeros<float>({1}), u}, 0), Catch::Contains("fg::stack") && Catch::Contains("undefined"));
 }
+
+TEST_CASE("reshape, broadcast_to, tile, concat and broadcasting reject shapes whose element count would wrap around",
+          "[shape_ops][errors][sizes]") {
+  using Catch::Contains;
+  const std::size_t e32 = std::size_t{1} << 32, e62 = std::size_t{1} << 62;
+  const fg::tensor<float> a4 = {1.f, 2.f, 3.f, 4.f};
+  // 4 * (2^62 + 1) is 4 in 64 bits: the same count as a4's.
+  CHECK_THROWS_AS(fg::reshape(a4, fg::shape{e62 + 1, 4}), fg::value_error);
+  CHECK_THROWS_WITH(fg::reshape(a4, fg::shape{e62 + 1, 4}), Contains("fg::reshape") && Contains("(4611686018427387905, 4)"));
+  CHECK_THROWS_AS(fg::reshape(a4, {1L << 62, 4, -1}), fg::value_error);
+  CHECK_THROWS_AS(fg::broadcast_to(fg::tensor<float>{1}, {e32, e32}), fg::value_error);
+  CHECK_THROWS_WITH(fg::broadcast_to(fg::tensor<float>{1}, {e32, e32}),
+                    Contains("fg::broadcast_to") && Contains("(4294967296, 4294967296)"));
+  CHECK_THROWS_AS(fg::tile(a4, {1L << 62}), fg::value_error);
+  CHECK_THROWS_WITH(fg::tile(a4, {1L << 62}), Contains("fg::tile") && Contains("(4,)"));
+  // Empty tensors whose other dimension is as large as a shape allows: joined, that dimension overflows.
+  const fg::tensor<float> wide = fg::zeros<float>({0, static_cast<std::size_t>(std::numeric_limits<std::ptrdiff_t>::max())});
+  CHECK_THROWS_AS(fg::concat({wide, wide}, 1), fg::value_error);
+  CHECK_THROWS_WITH(fg::concat({wide, wide}, 1), Contains("fg::concat"));
+  // (0, 2^32, 1) + (0, 1, 2^32) would be (0, 2^32, 2^32).
+  const fg::tensor<float> col = fg::zeros<float>({0, e32, 1}), row = fg::zeros<float>({0, 1, e32});
+  CHECK_THROWS_AS(col + row, fg::value_error);
+  CHECK_THROWS_WITH(col + row, Contains("fg::add") && Contains("(0, 4294967296, 4294967296)"));
+  // Shapes that fit are unaffected.
+  CHECK(fg::reshape(a4, {2, -1}).shape() == fg::shape{2, 2});
+  CHECK(fg::tile(a4, {0}).size() == 0);
+  CHECK(fg::tensor<float>(col + fg::zeros<float>({0, 1, 1})).shape() == fg::shape{0, e32, 1});
+}

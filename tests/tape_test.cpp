@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <iostream>
 #include <latch>
+#include <memory>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -326,4 +327,45 @@ TEST_CASE("gradient() checks each gradient a backward step returns and names the
   const fg::tensor<float> g2 = t2.gradient(fg::reduce_sum(z2), x2);
   CHECK(g2.data()[0] == Approx(1.0));
   CHECK(g2.data()[1] == Approx(std::exp(1.0)));
+}
+
+TEST_CASE("a tape destroyed on another thread than its creator leaves the creator's ops and tapes working",
+          "[tape][threads]") {
+  fg::tensor<float> x = 3.f;
+  fg::gradient_tape outer;
+  outer.watch(x);
+  auto inner = std::make_unique<fg::gradient_tape>();
+  inner->watch(x);
+  auto innermost = std::make_unique<fg::gradient_tape>();
+  innermost->watch(x);
+  const fg::tensor<float> y = x * x;
+  CHECK(inner->size() == 1);
+  // Two of this thread's three tapes go on another thread; the outer one stays.
+  std::thread([&] {
+    inner.reset();
+    innermost.reset();
+  }).join();
+  // This thread keeps running ops and recording: nothing touches the tapes that are gone.
+  const fg::tensor<float> z = y * x;
+  CHECK(outer.size() == 2);
+  fg::gradient_tape fresh;
+  fresh.watch(x);
+  const fg::tensor<float> w = x * x * x;
+  CHECK(fresh.gradient(w, x).item() == 27.f);
+  CHECK(outer.gradient(z, x).item() == 27.f);  // z = x^3
+}
+
+TEST_CASE("a tape whose creator thread has exited may be destroyed on another thread", "[tape][threads]") {
+  std::unique_ptr<fg::gradient_tape> t;
+  fg::tensor<float> v = 2.f;
+  std::thread([&] {
+    t = std::make_unique<fg::gradient_tape>(fg::gradient_tape::options{.persistent = true});
+    t->watch(v);
+    const fg::tensor<float> a = v * v;
+  }).join();
+  CHECK(t->size() == 1);
+  CHECK_THROWS_AS(t->watch(v), fg::tape_error);  // its other methods still belong to the creator
+  t.reset();
+  const fg::tensor<float> b = v * v;  // this thread's ops are unaffected
+  CHECK(b.item() == 4.f);
 }

@@ -625,3 +625,20 @@ TEST_CASE("an evaluated costly activation masked by where gets the zero upstream
   CHECK(g.data()[0] == 0.0);
   CHECK(g.data()[1] == Approx(0.25 + std::exp(4.0)).epsilon(1e-14));
 }
+
+TEST_CASE("negative, abs and square of signed integers wrap around as two's complement", "[unary][integer]") {
+  using i32 = std::int32_t;
+  using i64 = std::int64_t;
+  constexpr i32 imax = std::numeric_limits<i32>::max(), imin = std::numeric_limits<i32>::min();
+  constexpr i64 lmin = std::numeric_limits<i64>::min();
+  const fg::tensor<i32> x = {imin, imax, 65536, 46341, -3};
+  check_values(fg::tensor<i32>(-x), {5}, std::vector<i32>{imin, -imax, -65536, -46341, 3});
+  check_values(fg::tensor<i32>(fg::abs(x)), {5}, std::vector<i32>{imin, imax, 65536, 46341, 3});
+  // 46341^2 = 2147488281 = 2^31 + 4633 wraps to -2147479015.
+  check_values(fg::tensor<i32>(fg::square(x)), {5}, std::vector<i32>{0, 1, 0, -2147479015, 9});
+  CHECK(fg::tensor<i32>(-fg::tensor<i32>(imin)).item() == imin);
+  const fg::tensor<i64> l = {lmin, i64{1} << 32};
+  check_values(fg::tensor<i64>(-l), {2}, std::vector<i64>{lmin, -(i64{1} << 32)});
+  check_values(fg::tensor<i64>(fg::abs(l)), {2}, std::vector<i64>{lmin, i64{1} << 32});
+  check_values(fg::tensor<i64>(fg::square(l)), {2}, std::vector<i64>{0, 0});
+}

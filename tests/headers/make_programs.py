@@ -24,6 +24,8 @@ PROGRAMS = {
     "fusegrad/core/error.hpp": ([], "try { throw fg::shape_error(\"s\"); } catch (const std::invalid_argument&) { ok = true; }"),
     "fusegrad/core/format.hpp": ([], "ok = fusegrad::detail::format_impl::format_scalar(1.5) == \"1.5\";"),
     "fusegrad/core/fwd.hpp": ([], "ok = fusegrad::detail::next_id() != fusegrad::detail::next_id();"),
+    "fusegrad/core/integer.hpp": ([], "ok = fusegrad::detail::wrapping_add(2147483647, 1) == -2147483647 - 1 &&\n"
+                                  "     fusegrad::detail::float_to_integer<int>(1e10) == -2147483647 - 1;"),
     "fusegrad/core/host_allocator.hpp": ([], "std::vector<int, fusegrad::detail::host_allocator<int>> v(1000, 3);\nok = v[999] == 3;"),
     "fusegrad/core/printing.hpp": ([], "ok = fg::numpy_str(fg::tensor<int>{1, 2}) == \"[1 2]\";"),
     "fusegrad/core/random.hpp": ([], "ok = fg::random::uniform<float>({10}, 3).size() == 10;"),

@@ -198,24 +198,27 @@ struct gradient_tape_options {
 };
 
 /// Records operations on watched tensors and variables for reverse-mode differentiation.
+/// A tape records the ops of the thread that made it, and its methods throw fg::tape_error on
+/// another thread. It may be destroyed on any thread: destroyed elsewhere, it hands its state
+/// to its creator, which drops it from its tape stack before its next op and frees it (or, when
+/// the creator has exited, frees it at once), so the creator never records on a tape that is
+/// gone (Note [tape stack], tape_state.hpp).
 class gradient_tape {
  public:
   using options = gradient_tape_options;
 
   /// Starts recording on this thread.
-  explicit gradient_tape(options o = {}) {
+  explicit gradient_tape(options o = {}) : owned_(std::make_unique<detail::tape_state>()), state_(*owned_) {
     detail::install_entry_engines();  // Note [installed engines]
     state_.persistent = o.persistent;
     state_.watch_accessed_variables = o.watch_accessed_variables;
     state_.reserve_like_last();
-    detail::tape_stack().push_back(&state_);
+    link_ = detail::push_tape(&state_);
   }
   gradient_tape(const gradient_tape&) = delete;
   gradient_tape& operator=(const gradient_tape&) = delete;
-  ~gradient_tape() {
-    auto& st = detail::tape_stack();
-    st.erase(std::remove(st.begin(), st.end(), &state_), st.end());
-  }
+  /// Stops recording; on another thread than the creator's too (see the class comment).
+  ~gradient_tape() { detail::pop_tape(owned_, link_); }
 
   /// Makes the tape track x: evaluations that read x are recorded.
   template <class T>
@@ -406,7 +409,11 @@ class gradient_tape {
   void check_gradient(const detail::backward_fn& fn, std::size_t k, std::uint32_t s, const detail::any_grad& g,
                       std::span<const std::uint32_t> src_slot, const std::vector<source>& sources) const;
 
-  detail::tape_state state_;
+  // The state lives on the heap so that a tape destroyed on another thread can hand it to its
+  // creator's stack, which may still point to it (Note [tape stack]).
+  std::unique_ptr<detail::tape_state> owned_;
+  detail::tape_state& state_;
+  std::shared_ptr<detail::tape_stack_link> link_;
 };
 
 template <class Y>

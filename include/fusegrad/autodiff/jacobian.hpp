@@ -44,7 +44,7 @@ tensor<value_type_of<S>> gradient_tape::jacobian(const Y& target, const S& x, un
   const source src = source_of(x);
   fg::shape js = y.shape();
   for (std::size_t d : src.shape) js.push_back(d);
-  tensor<T> jac = fill<T>(js, T(0), fg::device::cpu());
+  tensor<T> jac = detail::filled<T>(js, T(0), fg::device::cpu(), "jacobian");
   detail::jacobian_scope scope(state_);
   for (std::size_t i = 0; i < y.size(); ++i) {
     tensor<R> seed = fill<R>(y.shape(), R(0), fg::device::cpu());
@@ -76,7 +76,7 @@ tensor<value_type_of<S>> gradient_tape::batch_jacobian(const Y& target, const S&
   const std::size_t ye = b ? y.size() / b : 0, xe = b ? src.shape.elements() / b : 0;
   fg::shape js = y.shape();
   for (std::size_t d = 1; d < src.shape.rank(); ++d) js.push_back(src.shape[d]);
-  tensor<T> jac = fill<T>(js, T(0), fg::device::cpu());
+  tensor<T> jac = detail::filled<T>(js, T(0), fg::device::cpu(), "batch_jacobian");
   detail::jacobian_scope scope(state_);
   for (std::size_t j = 0; j < ye; ++j) {
     tensor<R> seed = fill<R>(y.shape(), R(0), fg::device::cpu());

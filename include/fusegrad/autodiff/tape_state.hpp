@@ -7,11 +7,13 @@
 /// pay one lookup per input. The same entry object is shared by every tape that records it.
 
 #include <algorithm>
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <new>
 #include <optional>
 #include <memory>
+#include <mutex>
 #include <span>
 #include <thread>
 #include <variant>
@@ -238,10 +240,90 @@ struct tape_state {
   }
 };
 
-/// The live tapes of this thread, innermost last.
+/// Note [tape stack]: the live tapes of a thread, innermost last, are an array that only that
+/// thread reads and writes, without a lock: recording walks it for every op. A gradient_tape
+/// destroyed on another thread than the one that made it must not touch that array, nor free
+/// a state the array still points to. So each thread's tapes share a tape_stack_link with it
+/// (a mutex, the states orphaned so far, and whether the thread still runs): a tape destroyed
+/// elsewhere hands its state to the link and raises the creator's `orphans` flag; the creator
+/// sees the flag the next time it reads its stack (one relaxed atomic load per read), drops
+/// the orphaned states from its array and frees them. If the creator has exited, the state is
+/// freed where the tape is destroyed. The creator's ops never record on a tape that is gone.
+struct thread_tapes;
+struct tape_stack_link {
+  std::mutex m;
+  thread_tapes* owner = nullptr;                       ///< null once the thread has exited
+  std::vector<std::unique_ptr<tape_state>> orphaned;  ///< states of tapes destroyed elsewhere
+};
+/// One thread's tape stack and its link (made with the thread's first tape).
+struct thread_tapes {
+  std::vector<tape_state*> tapes;
+  std::atomic<bool> orphans{false};  ///< link->orphaned holds states to drop; set under link->m
+  std::shared_ptr<tape_stack_link> link;
+
+  /// Drops the orphaned states from `tapes` and frees them (on this thread, their creator).
+  [[gnu::cold, gnu::noinline]] void drop_orphans() noexcept {
+    std::vector<std::unique_ptr<tape_state>> gone;
+    {
+      const std::lock_guard<std::mutex> g(link->m);
+      gone.swap(link->orphaned);
+      orphans.store(false, std::memory_order_relaxed);
+    }
+    for (const auto& s : gone) tapes.erase(std::remove(tapes.begin(), tapes.end(), s.get()), tapes.end());
+  }
+  thread_tapes() = default;
+  thread_tapes(const thread_tapes&) = delete;
+  thread_tapes& operator=(const thread_tapes&) = delete;
+  ~thread_tapes() {
+    if (!link) return;
+    std::vector<std::unique_ptr<tape_state>> gone;
+    const std::lock_guard<std::mutex> g(link->m);
+    link->owner = nullptr;  // tapes of this thread destroyed later free their own state
+    gone.swap(link->orphaned);
+  }
+};
+inline thread_tapes& this_thread_tapes() {
+  thread_local thread_tapes t;
+  return t;
+}
+
+/// The live tapes of this thread, innermost last (Note [tape stack]).
 inline std::vector<tape_state*>& tape_stack() {
-  thread_local std::vector<tape_state*> s;
-  return s;
+  thread_tapes& t = this_thread_tapes();
+  if (t.orphans.load(std::memory_order_relaxed)) [[unlikely]]
+    t.drop_orphans();
+  return t.tapes;
+}
+
+/// Pushes a new tape's state on this thread's stack; returns the link its destructor uses.
+inline std::shared_ptr<tape_stack_link> push_tape(tape_state* s) {
+  thread_tapes& t = this_thread_tapes();
+  if (!t.link) {
+    t.link = std::make_shared<tape_stack_link>();
+    t.link->owner = &t;
+  }
+  tape_stack().push_back(s);
+  return t.link;
+}
+
+/// Takes a destroyed tape's state off its creator's stack (Note [tape stack]): at once on the
+/// creator's thread; from another thread, by handing the state to the creator, which frees it
+/// the next time it reads its stack. `s` is left empty when the state was handed over.
+inline void pop_tape(std::unique_ptr<tape_state>& s, const std::shared_ptr<tape_stack_link>& link) noexcept {
+  if (link == this_thread_tapes().link) {
+    auto& st = tape_stack();
+    st.erase(std::remove(st.begin(), st.end(), s.get()), st.end());
+    return;
+  }
+  const std::lock_guard<std::mutex> g(link->m);
+  if (!link->owner) return;  // the creator has exited: the caller frees the state
+  try {
+    link->orphaned.push_back(std::move(s));
+  } catch (...) {
+    (void)s.release();  // no memory to hand it over: keep it alive rather than leave a dangling pointer
+    return;
+  }
+  link->owner->orphans.store(true, std::memory_order_relaxed);
 }
 
 /// True when some tape on this thread records now (the cheap test evaluators make first); a

@@ -3,14 +3,44 @@
 /// fg::variable<T>: a named, mutable handle to a tensor value, watched automatically by
 /// tapes (TensorFlow's tf.Variable). Every value a variable holds carries the variable's id, so
 /// a gradient with respect to the variable sums over all its reads, as in TensorFlow.
+/// Note [variable values]: a variable may be read on some threads while another assigns it
+/// (a parameter server, a model evaluated while it trains). Its value is a tensor, an immutable
+/// buffer shared by whoever read it, so a read needs only a consistent copy of the handle: each
+/// read (value(), peek(), an expression's operand) copies the current tensor, and each assign
+/// swaps in a new one, under a lock held just for that copy or swap. A reader sees the old value
+/// or the new one, never a mix, and keeps the value it read however often the variable is
+/// assigned afterwards. The shape, name, id and trainable flag never change, so they are read
+/// without the lock. assign_add and assign_sub are a read followed by an assign, not one step:
+/// updates of one variable from several threads at once must be serialised by the caller.
 
+#include <atomic>
+#include <mutex>
 #include <string>
+#include <thread>
 
 #include "../ops/common.hpp"
 #include "gradient_tape.hpp"
 
 namespace fusegrad {
+namespace detail {
+/// The lock of a variable's value (Note [variable values]): held only to copy or swap a tensor
+/// handle, a few instructions, so it spins, yielding to other threads while it waits.
+class value_lock {
+ public:
+  void lock() noexcept {
+    while (locked_.exchange(true, std::memory_order_acquire))
+      while (locked_.load(std::memory_order_relaxed)) std::this_thread::yield();
+  }
+  void unlock() noexcept { locked_.store(false, std::memory_order_release); }
 
+ private:
+  std::atomic<bool> locked_{false};
+};
+}  // namespace detail
+
+/// A mutable handle to a tensor value. Reads and assignments may run on different threads at
+/// once: a read sees the value before or after an assignment, never a torn one (Note [variable
+/// values]); assign_add and assign_sub are a read then an assign, not atomic as a whole.
 template <class T>
 class variable {
  public:
@@ -22,6 +52,7 @@ class variable {
     FG_CHECK(initial.defined(), value_error, "fg::variable: the initial value is undefined");
     s_->id = detail::next_id();
     s_->value = tensor<T>(initial.buffer(), initial.shape(), s_->id);
+    s_->shape = initial.shape();
     s_->name = std::move(name);
     s_->trainable = trainable && std::is_floating_point_v<T>;
   }
@@ -35,35 +66,39 @@ class variable {
   /// The current value (a read: tapes that watch accessed variables start watching this one).
   tensor<T> value() const {
     notify_read();
-    return s_->value;
+    return load();
   }
   /// Alias of value().
   tensor<T> read_value() const { return value(); }
-  /// Replaces the value; its shape must not change.
+  /// Replaces the value; its shape must not change. Safe while other threads read the variable.
   variable& assign(const tensor<T>& v) {
-    FG_CHECK(v.defined() && v.shape() == s_->value.shape(), shape_error, "fg::variable::assign: variable '", s_->name,
-             "' has shape ", s_->value.shape(), " but the new value has shape ",
+    FG_CHECK(v.defined() && v.shape() == s_->shape, shape_error, "fg::variable::assign: variable '", s_->name,
+             "' has shape ", s_->shape, " but the new value has shape ",
              v.defined() ? v.shape().str() : std::string("undefined"), "; the value is unchanged");
-    s_->value = tensor<T>(v.buffer(), v.shape(), s_->id);
-    return *this;
+    tensor<T> next(v.buffer(), v.shape(), s_->id);
+    {
+      const std::lock_guard<detail::value_lock> g(s_->lock);
+      std::swap(s_->value, next);
+    }
+    return *this;  // the old value goes here, outside the lock, unless someone still holds it
   }
   template <tensor_like E>
   variable& assign(const E& e) { return assign(tensor<T>(eval(e))); }
   /// value += delta.
   template <class E>
-  variable& assign_add(const E& delta) { return assign(tensor<T>(eval(s_->value + delta))); }
+  variable& assign_add(const E& delta) { return assign(tensor<T>(eval(load() + delta))); }
   /// value -= delta.
   template <class E>
-  variable& assign_sub(const E& delta) { return assign(tensor<T>(eval(s_->value - delta))); }
+  variable& assign_sub(const E& delta) { return assign(tensor<T>(eval(load() - delta))); }
 
   const std::string& name() const noexcept { return s_->name; }
   bool trainable() const noexcept { return s_->trainable; }
-  const fg::shape& shape() const noexcept { return s_->value.shape(); }
+  const fg::shape& shape() const noexcept { return s_->shape; }
   static constexpr fg::dtype dtype() noexcept { return dtype_of<T>(); }
   /// The id every value of this variable carries.
   tensor_id id() const noexcept { return s_->id; }
   /// The value as it is, without counting as a read.
-  const tensor<T>& peek() const noexcept { return s_->value; }
+  tensor<T> peek() const { return load(); }
   /// Shared state (internal: tapes keep variables alive through it).
   std::shared_ptr<void> handle() const noexcept { return s_; }
   /// Rebuilds a variable from its shared state (internal).
@@ -71,12 +106,19 @@ class variable {
 
  private:
   struct state {
+    detail::value_lock lock;  ///< guards value (Note [variable values])
     tensor<T> value;
+    fg::shape shape;          ///< value's shape, which never changes
     std::string name;
     bool trainable = true;
     tensor_id id = 0;
   };
   explicit variable(std::shared_ptr<state> s) : s_(std::move(s)) {}
+  /// A copy of the current value (Note [variable values]).
+  tensor<T> load() const {
+    const std::lock_guard<detail::value_lock> g(s_->lock);
+    return s_->value;
+  }
   void notify_read() const {
     if (s_->trainable && detail::recording()) detail::on_variable_read(s_, s_->id, dtype_of<T>());
     if (s_->trainable && !detail::variable_read_observers().empty())

@@ -137,26 +137,12 @@ std::size_t block_normals(const block& b, std::array<double, 4>& z) {
   }
 }
 
-/// Checks that s has a countable number of elements; returns the count.
-inline std::size_t checked_elements(const fg::shape& s, std::size_t element_bytes, const char* op) {
-  std::size_t n = 1;
-  bool overflow = false;
-  for (std::size_t d : s) {
-    if (d == 0) return 0;
-    if (n > std::numeric_limits<std::size_t>::max() / element_bytes / d) overflow = true;
-    else n *= d;
-  }
-  FG_CHECK(!overflow, value_error, "fg::random::", op, ": shape ", s,
-           " has more elements than memory can address; give a smaller shape");
-  return n;
-}
-
 /// A tensor of shape s whose element i is f(i), computed on the host and placed on the default
 /// device (fg::device_scope): the values do not depend on the device.
 template <class T, class F>
 tensor<T> generate(const fg::shape& s, const char* op, F f) {
-  const std::size_t n = checked_elements(s, sizeof(T), op);
-  tensor<T> t(s, fg::device::cpu());
+  tensor<T> t(s, fg::device::cpu(), op);  // checks the size (Note [checked sizes])
+  const std::size_t n = t.size();
   T* out = t.buffer()->data;
   for (std::size_t i = 0; i < n; ++i) out[i] = f(static_cast<std::uint64_t>(i));
   return t.to(default_device());
@@ -201,7 +187,7 @@ void check_uniform(T minval, T maxval) {
 /// Normal values for checked parameters (Note [random numbers]).
 template <class T>
 tensor<T> normal_unchecked(const fg::shape& s, std::uint64_t seed, T mean, T stddev) {
-  return generate<T>(s, "normal", [=](std::uint64_t i) {
+  return generate<T>(s, "random::normal", [=](std::uint64_t i) {
     std::array<double, 4> z{};
     block_normals<T>(draw(seed, i, 0, stream::normal), z);
     return static_cast<T>(std::fma(static_cast<double>(stddev), z[0], static_cast<double>(mean)));
@@ -211,7 +197,7 @@ tensor<T> normal_unchecked(const fg::shape& s, std::uint64_t seed, T mean, T std
 /// Truncated normal values for checked parameters: the first |z| < 2 of each element's blocks.
 template <class T>
 tensor<T> truncated_normal_unchecked(const fg::shape& s, std::uint64_t seed, T mean, T stddev) {
-  return generate<T>(s, "truncated_normal", [=](std::uint64_t i) {
+  return generate<T>(s, "random::truncated_normal", [=](std::uint64_t i) {
     std::array<double, 4> z{};
     for (std::uint32_t attempt = 0;; ++attempt) {
       const std::size_t count = block_normals<T>(draw(seed, i, attempt, stream::truncated_normal), z);
@@ -228,7 +214,7 @@ tensor<T> uniform_unchecked(const fg::shape& s, std::uint64_t seed, T minval, T 
   if constexpr (std::floating_point<T>) {
     const double lo = minval, width = static_cast<double>(maxval) - lo;
     const T below_max = std::nextafter(maxval, minval);
-    return generate<T>(s, "uniform", [=](std::uint64_t i) {
+    return generate<T>(s, "random::uniform", [=](std::uint64_t i) {
       const block b = draw(seed, i, 0, stream::uniform);
       const double u = std::same_as<T, float> ? (b[0] >> 8) * 0x1p-24 : unit53(join(b[0], b[1]));
       const T v = static_cast<T>(std::fma(u, width, lo));
@@ -239,7 +225,7 @@ tensor<T> uniform_unchecked(const fg::shape& s, std::uint64_t seed, T minval, T 
     const std::uint64_t lo = static_cast<std::uint64_t>(static_cast<std::int64_t>(minval));
     const std::uint64_t r = static_cast<std::uint64_t>(static_cast<std::int64_t>(maxval)) - lo;
     const std::uint64_t reject_below = (0 - r) % r;  // (2^64 - r) mod r
-    return generate<T>(s, "uniform", [=](std::uint64_t i) {
+    return generate<T>(s, "random::uniform", [=](std::uint64_t i) {
       for (std::uint32_t attempt = 0;; ++attempt) {
         const block b = draw(seed, i, attempt, stream::uniform);
         for (const std::uint64_t x : {join(b[0], b[1]), join(b[2], b[3])})

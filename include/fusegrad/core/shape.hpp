@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <array>
 #include <initializer_list>
+#include <limits>
 #include <ostream>
 #include <span>
 #include <string>
@@ -28,7 +29,9 @@ class shape {
   std::size_t rank() const noexcept { return rank_; }
   /// Number of dimensions (container spelling).
   std::size_t size() const noexcept { return rank_; }
-  /// Product of the dimensions (1 for a scalar).
+  /// Product of the dimensions (1 for a scalar), unchecked: exact for the shape of a tensor
+  /// that exists (Note [checked sizes]); a shape made from numbers goes through
+  /// detail::checked_elements first.
   std::size_t elements() const noexcept {
     std::size_t n = 1;
     for (std::size_t i = 0; i < rank_; ++i) n *= dims_[i];
@@ -94,6 +97,72 @@ class shape {
 };
 
 namespace detail {
+/// Note [checked sizes]: a size is a product of numbers users give (dimensions, depths,
+/// counts, multiples), and a product that wraps around makes a buffer smaller than its shape:
+/// (2^62 + 1) * 4 is 4 in 64 bits. So the element count, the byte count and the stride
+/// products of every new shape are computed here, with overflow checks, and nowhere else:
+/// - the product of the nonzero dimensions must not exceed max_elements, so every offset and
+///   stride fits index_t, also when another dimension is 0 and the tensor is empty (numpy's
+///   rule); otherwise the op throws value_error naming itself and the shape;
+/// - the byte count must not exceed max_elements either; otherwise out_of_memory, naming the op,
+///   the shape and the element size (a count that fits but that memory cannot hold still
+///   reaches the allocator, whose error names the bytes and the device).
+/// The tensor constructor that allocates checks its shape (tensor.hpp), so no buffer is ever
+/// smaller than its shape; ops that make shapes from numbers check them first, naming
+/// themselves. A shape of an existing tensor is valid, so shape::elements() and
+/// contiguous_strides() need no check: the hot paths pay one checked product per new buffer.
+
+/// The most elements a tensor may have, and the most bytes its buffer may take: index_t's maximum.
+inline constexpr std::size_t max_elements = static_cast<std::size_t>(std::numeric_limits<index_t>::max());
+
+/// The product of dims; throws value_error "fg::<op>: <what()> has more elements than memory
+/// can address" when the product of the nonzero ones exceeds max_elements.
+template <class What>
+std::size_t checked_product(std::span<const std::size_t> dims, const char* op, What&& what) {
+  std::size_t n = 1;
+  bool zero = false, overflow = false;
+  for (std::size_t d : dims) {
+    if (d == 0) zero = true;
+    else overflow |= __builtin_mul_overflow(n, d, &n);
+  }
+  FG_CHECK(!overflow && n <= max_elements, value_error, "fg::", op, ": ", what(),
+           " has more elements than memory can address (the product of its dimensions exceeds ", max_elements,
+           "); give a smaller shape");
+  return zero ? 0 : n;
+}
+/// The number of elements of s, a shape that op makes; value_error naming op and s when it
+/// has too many (Note [checked sizes]).
+inline std::size_t checked_elements(const shape& s, const char* op) {
+  if (s.rank() == 0) return 1;
+  return checked_product(std::span<const std::size_t>(s.begin(), s.end()), op, [&] { return cat("shape ", s); });
+}
+/// The bytes a buffer of shape s with elements of `element_bytes` takes; value_error or
+/// out_of_memory naming op and s when they cannot be counted (Note [checked sizes]).
+inline std::size_t checked_bytes(const shape& s, std::size_t element_bytes, const char* op) {
+  const std::size_t n = checked_elements(s, op);
+  std::size_t bytes = 0;
+  if (__builtin_mul_overflow(n, element_bytes, &bytes) || bytes > max_elements) [[unlikely]]
+    throw out_of_memory(cat("fg::", op, ": cannot allocate a tensor of shape ", s, " with ", element_bytes,
+                            "-byte elements: it needs more than ", max_elements, " bytes"));
+  return bytes;
+}
+/// a + b for a dimension that op makes by adding (concat's axis); value_error when it overflows.
+template <class What>
+std::size_t checked_sum(std::size_t a, std::size_t b, const char* op, What&& what) {
+  std::size_t r = 0;
+  FG_CHECK(!__builtin_add_overflow(a, b, &r) && r <= max_elements, value_error, "fg::", op, ": ", what(),
+           " has a dimension larger than memory can address; give smaller tensors");
+  return r;
+}
+/// A count computed in floating point (fg::range's) as a dimension; value_error naming op
+/// when it is not a number from 0 to max_elements (negative counts are 0).
+template <class What>
+std::size_t checked_count(double n, const char* op, What&& what) {
+  FG_CHECK(n == n && n < static_cast<double>(max_elements), value_error, "fg::", op, ": ", what(), " gives ", n,
+           " elements, more than memory can address");
+  return n > 0 ? static_cast<std::size_t>(n) : 0;
+}
+
 /// Row-major strides (in elements) of a contiguous tensor of shape s.
 inline std::array<index_t, max_rank> contiguous_strides(const shape& s) {
   std::array<index_t, max_rank> st{};
@@ -125,6 +194,7 @@ inline shape broadcast_shapes(const shape& a, const shape& b, const char* op) {
              " cannot be broadcast together (dimension ", i, ": ", da, " vs ", db, ")");
     out[i] = da == 1 ? db : da;
   }
+  checked_elements(out, op);  // (2^32, 1) and (1, 2^32) broadcast to 2^64 elements
   return out;
 }
 

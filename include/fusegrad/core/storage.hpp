@@ -52,7 +52,8 @@ inline const device_runtime& require_device_runtime(device d) {
 }
 
 /// One allocation of `size` elements of T on a device. Buffers of one element on the host
-/// live inside the control block, so a scalar tensor costs one allocation.
+/// live inside the control block, so a scalar tensor costs one allocation. `size * sizeof(T)`
+/// fits: tensors count their bytes with detail::checked_bytes first (Note [checked sizes]).
 template <class T>
 struct storage {
   T* data = nullptr;

@@ -14,6 +14,7 @@
 #include "device.hpp"
 #include "dtype.hpp"
 #include "error.hpp"
+#include "integer.hpp"
 #include "shape.hpp"
 #include "storage.hpp"
 
@@ -104,9 +105,11 @@ class tensor {
   /// Reads a variable's current value.
   tensor(const variable<T>& v);  // NOLINT: defined in autodiff/variable.hpp
 
-  /// An uninitialised tensor of shape s on d (evaluators fill it before anyone sees it).
-  tensor(const fg::shape& s, device d) : buf_(detail::make_storage<T>(s.elements(), d)),
-                                          shape_(s), id_(detail::next_id()) {}
+  /// An uninitialised tensor of shape s on d (evaluators fill it before anyone sees it); a
+  /// shape too large to count throws, naming `op` (Note [checked sizes]).
+  tensor(const fg::shape& s, device d, const char* op = "tensor")
+      : buf_(detail::make_storage<T>(detail::checked_bytes(s, sizeof(T), op) / sizeof(T), d)), shape_(s),
+        id_(detail::next_id()) {}
   /// A tensor over an existing buffer with a given identity (internal: views, variables).
   tensor(std::shared_ptr<detail::storage<T>> b, const fg::shape& s, tensor_id id)
       : buf_(std::move(b)), shape_(s), id_(id) {}
@@ -154,10 +157,14 @@ class tensor {
              ") is ambiguous; use fg::reduce_any or fg::reduce_all");
     return static_cast<bool>(item());
   }
-  /// The value of a one-element tensor as a C++ scalar (`int(num % 3)`).
+  /// The value of a one-element tensor as a C++ scalar (`int(num % 3)`); a floating value
+  /// outside a signed integer type's range gives its minimum, as fg::cast does.
   template <class U>
     requires(std::is_arithmetic_v<U> && !std::same_as<U, bool>)
-  explicit operator U() const { return static_cast<U>(item()); }
+  explicit operator U() const {
+    if constexpr (std::is_floating_point_v<T> && detail::signed_integer<U>) return detail::float_to_integer<U>(item());
+    else return static_cast<U>(item());
+  }
 
   /// Same values on the host.
   tensor cpu() const;

@@ -136,7 +136,7 @@ tensor<T> gather_checked(const tensor<T>& p, const tensor<Ix>& idx, std::size_t 
   const gather_plan g = plan_gather(p.shape(), idx.shape(), a);
   const tensor<T> hp = host_operand(p, "gather");
   const tensor<Ix> hi = host_operand(idx, "gather");
-  tensor<T> r(g.out, fg::device::cpu());
+  tensor<T> r(g.out, fg::device::cpu(), "gather");
   const std::size_t m = idx.size();
   T* dst = r.buffer()->data;
   for (std::size_t o = 0; o < g.outer; ++o)
@@ -209,7 +209,7 @@ tensor<T> one_hot(const I& indices, long depth, std::type_identity_t<T> on = T(1
   const tensor<Ix> hi = detail::host_operand(idx, "one_hot");
   fg::shape out = idx.shape();
   out.push_back(static_cast<std::size_t>(depth));
-  tensor<T> r = fill<T>(out, off, fg::device::cpu());
+  tensor<T> r = detail::filled<T>(out, off, fg::device::cpu(), "one_hot");
   T* dst = r.buffer()->data;
   for (std::size_t j = 0; j < idx.size(); ++j) {
     const Ix i = hi.data()[j];

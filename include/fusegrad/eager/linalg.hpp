@@ -39,15 +39,15 @@ void gemm(bool ta, bool tb, std::size_t m, std::size_t n, std::size_t k, const T
     else
       cblas_dgemm(CblasRowMajor, ca, cb, im, in, ik, 1.0, a, static_cast<blasint>(lda), b, static_cast<blasint>(ldb),
                   0.0, c, in);
-  } else {
+  } else {  // signed integers: products and sums wrap around (Note [integer wraparound])
     std::fill(c, c + m * n, T(0));
     for (std::size_t i = 0; i < m; ++i)
       for (std::size_t p = 0; p < k; ++p) {
         const T av = ta ? a[p * lda + i] : a[i * lda + p];
         if (tb)
-          for (std::size_t j = 0; j < n; ++j) c[i * n + j] += av * b[j * ldb + p];
+          for (std::size_t j = 0; j < n; ++j) c[i * n + j] = wrapping_add(c[i * n + j], wrapping_mul(av, b[j * ldb + p]));
         else
-          for (std::size_t j = 0; j < n; ++j) c[i * n + j] += av * b[p * ldb + j];
+          for (std::size_t j = 0; j < n; ++j) c[i * n + j] = wrapping_add(c[i * n + j], wrapping_mul(av, b[p * ldb + j]));
       }
   }
 }
@@ -69,7 +69,7 @@ tensor<T> matmul_matrices(const tensor<T>& a, const tensor<T>& b, bool ta, bool 
   out.push_back(n);
   FG_CHECK(std::max({m, n, k}) <= static_cast<std::size_t>(INT_MAX), shape_error, "fg::matmul: dimensions of ", sa,
            " and ", sb, " exceed what BLAS indexes (", INT_MAX, ")");
-  tensor<T> c(out, a.device());
+  tensor<T> c(out, a.device(), "matmul");
   const std::size_t step_a = ra > 2 ? m * k : 0, step_b = rb > 2 ? k * n : 0;
   if (c.device().is_gpu())
     device_eval::gemm<T>(ta, tb, m, n, k, batch, a.data(), step_a, b.data(), step_b, c.buffer()->data, c.device());

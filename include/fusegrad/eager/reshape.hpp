@@ -11,7 +11,6 @@ namespace fusegrad {
 /// The shape `dims` describes for a tensor of n elements, with at most one -1 inferred.
 inline fg::shape infer_shape(std::span<const long> dims, std::size_t n, const fg::shape& from) {
   fg::shape s;
-  long known = 1;
   int infer = -1;
   for (std::size_t i = 0; i < dims.size(); ++i) {
     if (dims[i] == -1) {
@@ -20,14 +19,14 @@ inline fg::shape infer_shape(std::span<const long> dims, std::size_t n, const fg
       s.push_back(1);
     } else {
       FG_CHECK(dims[i] >= 0, shape_error, "fg::reshape: dimension ", dims[i], " is negative (reshaping ", from, ")");
-      known *= dims[i];
       s.push_back(static_cast<std::size_t>(dims[i]));
     }
   }
   if (infer >= 0) {
-    FG_CHECK(known != 0 && n % static_cast<std::size_t>(known) == 0, shape_error, "fg::reshape: cannot infer the -1 dimension when reshaping ",
+    const std::size_t known = detail::checked_elements(s, "reshape");  // the -1 counts as 1 here
+    FG_CHECK(known != 0 && n % known == 0, shape_error, "fg::reshape: cannot infer the -1 dimension when reshaping ",
              from, " (", n, " elements) with the other dimensions multiplying to ", known);
-    s[static_cast<std::size_t>(infer)] = n / static_cast<std::size_t>(known);
+    s[static_cast<std::size_t>(infer)] = n / known;
   }
   return s;
 }
@@ -35,7 +34,7 @@ inline fg::shape infer_shape(std::span<const long> dims, std::size_t n, const fg
 /// The same values in shape s (s has as many elements as x). Shares x's buffer.
 template <class T>
 tensor<T> reshape(const tensor<T>& x, const fg::shape& s) {
-  FG_CHECK(s.elements() == x.size(), shape_error, "fg::reshape: cannot reshape a tensor of shape ", x.shape(), " (",
+  FG_CHECK(detail::checked_elements(s, "reshape") == x.size(), shape_error, "fg::reshape: cannot reshape a tensor of shape ", x.shape(), " (",
            x.size(), " elements) into shape ", s, " (", s.elements(), " elements)");
   tensor<T> r(x.buffer(), s, detail::next_id());
   detail::record_op<T, 1>("reshape", {x.id()}, r,

@@ -61,7 +61,7 @@ template <tensor_like X>
 tensor<value_type_of<X>> cumsum(const X& x, long axis = 0, bool exclusive = false, bool reverse = false) {
   using T = value_type_of<X>;
   const auto [t, a] = detail::scan_operand(x, axis, "cumsum");
-  tensor<T> y = detail::scan_host<T>(t, a, exclusive, reverse, T(0), [](T acc, T v) { return acc + v; });
+  tensor<T> y = detail::scan_host<T>(t, a, exclusive, reverse, T(0), ops::add_op{});  // signed integers wrap around
   // Element j feeds the results after it (or before it, reversed): the gradient is the same
   // scan of g run the other way.
   detail::record_op<T, 1>("cumsum", {t.id()}, y, [axis, exclusive, reverse](const tensor<T>& g, auto) {
@@ -77,7 +77,7 @@ tensor<value_type_of<X>> cumprod(const X& x, long axis = 0, bool exclusive = fal
   const auto op = detail::scan_operand(x, axis, "cumprod");
   const tensor<T>& t = op.first;
   const std::size_t a = op.second;
-  tensor<T> y = detail::scan_host<T>(t, a, exclusive, reverse, T(1), [](T acc, T v) { return acc * v; });
+  tensor<T> y = detail::scan_host<T>(t, a, exclusive, reverse, T(1), ops::multiply_op{});
   // d y_j / d x_i = y_j / x_i for every j that includes x_i, so the gradient is the reversed
   // cumsum of g * y divided by x. Exact only while no element of x is zero (TensorFlow's rule).
   detail::record_op<T, 1>("cumprod", {t.id()}, y, [t, y, axis, exclusive, reverse](const tensor<T>& g, auto) {

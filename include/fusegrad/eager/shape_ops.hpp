@@ -211,6 +211,7 @@ tensor<value_type_of<X>> broadcast_to(const X& x, const fg::shape& s) {
   const tensor<T> t = eval(x);
   FG_CHECK(t.defined(), value_error, "fg::broadcast_to: the operand is undefined (an unconnected gradient?)");
   const fg::shape& in = t.shape();
+  detail::checked_elements(s, "broadcast_to");
   FG_CHECK(s.rank() >= in.rank(), shape_error, "fg::broadcast_to: cannot broadcast shape ", in, " to ", s,
            ": the target has fewer dimensions; give a target of rank >= ", in.rank());
   if (s == in) return reshape(t, s);
@@ -224,7 +225,7 @@ tensor<value_type_of<X>> broadcast_to(const X& x, const fg::shape& s) {
     w.push(s[d], di == 1 ? 0 : st[d - off]);
   }
   const tensor<T> ht = detail::host_operand(t, "broadcast_to");
-  tensor<T> y(s, fg::device::cpu());
+  tensor<T> y(s, fg::device::cpu(), "broadcast_to");
   const T* src = ht.data();
   T* dst = y.buffer()->data;
   detail::walk(w, [&](std::size_t k, index_t p) { dst[k] = src[p]; });
@@ -257,14 +258,14 @@ tensor<T> concat(const std::vector<tensor<T>>& xs, long axis = 0) {
       FG_CHECK(d == a || si[d] == s0[d], shape_error, "fg::concat: tensor ", i, " has shape ", si,
                " but tensor 0 has shape ", s0, " (dimension ", d, ": ", si[d], " vs ", s0[d],
                "); all dimensions except the concatenation axis ", a, " must match");
-    total += si[a];
+    total = detail::checked_sum(total, si[a], "concat", [&] { return detail::cat("the result of joining tensor ", i, " of shape ", si); });
   }
   fg::shape out = s0;
   out[a] = total;
   std::size_t outer = 1, inner = 1;
   for (std::size_t d = 0; d < a; ++d) outer *= s0[d];
   for (std::size_t d = a + 1; d < s0.rank(); ++d) inner *= s0[d];
-  tensor<T> y(out, fg::device::cpu());
+  tensor<T> y(out, fg::device::cpu(), "concat");
   T* dst = y.buffer()->data;
   for (std::size_t o = 0; o < outer; ++o)
     for (const auto& x : hs) {
@@ -338,10 +339,13 @@ tensor<value_type_of<X>> tile(const X& x, const std::vector<long>& multiples) {
     const auto m = static_cast<std::size_t>(multiples[d]);
     if (m != 1) w.push(m, 0);
     w.push(s[d], st[d]);
-    out.push_back(m * s[d]);
+    out.push_back(m * s[d]);  // wraps only when the check below fails
   }
+  detail::checked_product(w.dims, "tile", [&] {
+    return detail::cat("the result of tiling shape ", s, " by multiples ", detail::list_str(multiples));
+  });
   const tensor<T> ht = detail::host_operand(t, "tile");
-  tensor<T> y(out, fg::device::cpu());
+  tensor<T> y(out, fg::device::cpu(), "tile");
   const T* src = ht.data();
   T* dst = y.buffer()->data;
   detail::walk(w, [&](std::size_t k, index_t p) { dst[k] = src[p]; });

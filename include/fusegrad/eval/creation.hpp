@@ -5,27 +5,35 @@
 #include <cmath>
 
 #include "device_hooks.hpp"
+#include "../core/integer.hpp"
 #include "../core/tensor.hpp"
 
 namespace fusegrad {
 
-/// A tensor of shape s on device d with every element equal to v.
+namespace detail {
+/// A tensor of shape s on device d with every element equal to v; `op` names the public op in
+/// a size error (Note [checked sizes]).
 template <element_type T>
-tensor<T> fill(const fg::shape& s, T v, fg::device d) {
-  tensor<T> t(s, d);
+tensor<T> filled(const fg::shape& s, T v, fg::device d, const char* op) {
+  tensor<T> t(s, d, op);
   if (d.is_gpu()) device_eval::fill(t.buffer()->data, t.size(), v, d);
   else std::fill(t.buffer()->data, t.buffer()->data + t.size(), v);
   return t;
 }
+}  // namespace detail
+
+/// A tensor of shape s on device d with every element equal to v.
+template <element_type T>
+tensor<T> fill(const fg::shape& s, T v, fg::device d) { return detail::filled<T>(s, v, d, "fill"); }
 /// A tensor of shape s with every element equal to v, on the default device (fg::device_scope).
 template <element_type T>
 tensor<T> fill(const fg::shape& s, T v) { return fill<T>(s, v, default_device()); }
 /// Zeros of shape s.
 template <element_type T = float>
-tensor<T> zeros(const fg::shape& s) { return fill<T>(s, T(0)); }
+tensor<T> zeros(const fg::shape& s) { return detail::filled<T>(s, T(0), default_device(), "zeros"); }
 /// Ones of shape s.
 template <element_type T = float>
-tensor<T> ones(const fg::shape& s) { return fill<T>(s, T(1)); }
+tensor<T> ones(const fg::shape& s) { return detail::filled<T>(s, T(1), default_device(), "ones"); }
 /// v in x's shape and type, on x's device.
 template <class T>
 tensor<T> fill_like(const tensor<T>& x, T v) { return fill<T>(x.shape(), v, x.device()); }
@@ -41,9 +49,15 @@ template <element_type T>
 tensor<T> range(T start, T limit, T delta = T(1)) {
   FG_CHECK(delta != T(0), value_error, "fg::range: delta must not be zero");
   const double n = std::ceil((static_cast<double>(limit) - static_cast<double>(start)) / static_cast<double>(delta));
-  const std::size_t count = n > 0 ? static_cast<std::size_t>(n) : 0;
-  tensor<T> t(fg::shape{count}, fg::device::cpu());
-  for (std::size_t i = 0; i < count; ++i) t.buffer()->data[i] = static_cast<T>(start + static_cast<T>(i) * delta);
+  const std::size_t count =
+      detail::checked_count(n, "range", [&] { return detail::cat("start ", start, ", limit ", limit, ", delta ", delta); });
+  tensor<T> t(fg::shape{count}, fg::device::cpu(), "range");
+  for (std::size_t i = 0; i < count; ++i) {
+    if constexpr (detail::signed_integer<T>)  // the last value may pass the type's end: wrap (Note [integer wraparound])
+      t.buffer()->data[i] = detail::wrapping_add(start, detail::wrapping_mul(static_cast<T>(i), delta));
+    else
+      t.buffer()->data[i] = static_cast<T>(start + static_cast<T>(i) * delta);
+  }
   return t.to(default_device());
 }
 /// 0, 1, ..., limit - 1.
@@ -60,7 +74,7 @@ tensor<T> arange(T limit) { return range<T>(limit); }
 template <element_type T = float>
 tensor<T> linspace(T start, T stop, std::size_t num) {
   static_assert(std::is_floating_point_v<T>, "fg::linspace makes float or double tensors");
-  tensor<T> t(fg::shape{num}, fg::device::cpu());
+  tensor<T> t(fg::shape{num}, fg::device::cpu(), "linspace");
   const double step = num > 1 ? (static_cast<double>(stop) - start) / static_cast<double>(num - 1) : 0.0;
   for (std::size_t i = 0; i < num; ++i) t.buffer()->data[i] = static_cast<T>(start + step * static_cast<double>(i));
   if (num > 1) t.buffer()->data[num - 1] = stop;

@@ -11,6 +11,7 @@
 #include <type_traits>
 
 #include "../core/config.hpp"
+#include "../core/integer.hpp"
 #include "../core/device.hpp"
 #include "../core/shape.hpp"
 #include "host_reduce.hpp"
@@ -40,11 +41,17 @@ struct index_space {
 template <class R> struct combine;
 template <class T> struct combine<host::sum_reducer<T>> {
   using acc = typename host::sum_reducer<T>::acc;
-  FG_HD acc operator()(acc a, acc b) const { return a + b; }
+  FG_HD acc operator()(acc a, acc b) const {
+    if constexpr (fg::detail::signed_integer<acc>) return fg::detail::wrapping_add(a, b);  // Note [integer wraparound]
+    else return a + b;
+  }
 };
 template <class T> struct combine<host::prod_reducer<T>> {
   using acc = T;
-  FG_HD acc operator()(acc a, acc b) const { return a * b; }
+  FG_HD acc operator()(acc a, acc b) const {
+    if constexpr (fg::detail::signed_integer<acc>) return fg::detail::wrapping_mul(a, b);
+    else return a * b;
+  }
 };
 template <class T> struct combine<host::max_reducer<T>> {
   using acc = T;

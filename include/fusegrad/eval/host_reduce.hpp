@@ -7,6 +7,7 @@
 #include <limits>
 #include <vector>
 
+#include "../core/integer.hpp"
 #include "host.hpp"
 
 namespace fusegrad::host {
@@ -27,14 +28,20 @@ template <class T> struct sum_reducer {
   static constexpr bool needs_elements = false;
   using acc = std::conditional_t<std::is_same_v<T, float>, double, T>;
   static constexpr T identity() { return T(0); }
-  template <class V> static V combine(V a, V b) { return a + b; }
+  template <class V> static V combine(V a, V b) {
+    if constexpr (fg::detail::signed_integer<V>) return fg::detail::wrapping_add(a, b);  // Note [integer wraparound]
+    else return a + b;
+  }
   template <class B> static T horizontal(B b) { return xsimd::hadd(b); }
 };
 template <class T> struct prod_reducer {
   static constexpr bool needs_elements = false;
   using acc = T;
   static constexpr T identity() { return T(1); }
-  template <class V> static V combine(V a, V b) { return a * b; }
+  template <class V> static V combine(V a, V b) {
+    if constexpr (fg::detail::signed_integer<V>) return fg::detail::wrapping_mul(a, b);
+    else return a * b;
+  }
   template <class B> static T horizontal(B b) { return fold_lanes<prod_reducer>(b); }
 };
 /// max and min propagate NaN, as TensorFlow's reduce_max does.

@@ -4,7 +4,8 @@
 /// Note [division]: `/` keeps C++'s typing (int / int stays int) and on integers it is floor
 /// division, so that `a == (a / b) * b + a % b` holds with TensorFlow's floor modulo `%`.
 /// fg::truediv is TensorFlow's `/` (int32 / int32 gives float64). Integer division or modulo
-/// by zero gives 0, as numpy does, instead of trapping.
+/// by zero gives 0, as numpy does, instead of trapping. Signed integer +, - and * wrap around
+/// (Note [integer wraparound], core/integer.hpp).
 
 #include <cmath>
 #include <limits>
@@ -30,12 +31,18 @@ template <class V> FG_HD V floor_mod(V a, V b) {
 
 struct add_op : op_traits {
   static constexpr const char* name = "add";
-  template <class V> FG_HD V operator()(V a, V b) const { return a + b; }
+  template <class V> FG_HD V operator()(V a, V b) const {
+    if constexpr (fusegrad::detail::signed_integer<V>) return fusegrad::detail::wrapping_add(a, b);
+    else return a + b;
+  }
   template <std::size_t, class G, class A, class B> static G vjp(const G& g, const A&, const B&) { return g; }
 };
 struct subtract_op : op_traits {
   static constexpr const char* name = "subtract";
-  template <class V> FG_HD V operator()(V a, V b) const { return a - b; }
+  template <class V> FG_HD V operator()(V a, V b) const {
+    if constexpr (fusegrad::detail::signed_integer<V>) return fusegrad::detail::wrapping_sub(a, b);
+    else return a - b;
+  }
   template <std::size_t I, class G, class A, class B> static auto vjp(const G& g, const A&, const B&) {
     if constexpr (I == 0) return g;
     else return -g;
@@ -43,7 +50,10 @@ struct subtract_op : op_traits {
 };
 struct multiply_op : op_traits {
   static constexpr const char* name = "multiply";
-  template <class V> FG_HD V operator()(V a, V b) const { return a * b; }
+  template <class V> FG_HD V operator()(V a, V b) const {
+    if constexpr (fusegrad::detail::signed_integer<V>) return fusegrad::detail::wrapping_mul(a, b);
+    else return a * b;
+  }
   template <std::size_t I, class G, class A, class B> static auto vjp(const G& g, const A& a, const B& b) {
     if constexpr (I == 0) return g * b;
     else return g * a;
@@ -226,7 +236,12 @@ struct cast_op : op_traits {
   static constexpr bool simd = false;
   static constexpr bool arithmetic_only = false;
   template <class V, class...> using result = U;
-  template <class V> FG_HD U operator()(V x) const { return static_cast<U>(x); }
+  // Floating values outside the integer type's range give its minimum (Note [float to integer]).
+  template <class V> FG_HD U operator()(V x) const {
+    if constexpr (std::is_floating_point_v<V> && fusegrad::detail::signed_integer<U>)
+      return fusegrad::detail::float_to_integer<U>(x);
+    else return static_cast<U>(x);
+  }
   template <std::size_t, class G, class X> static auto vjp(const G& g, const X&) {
     using S = typename X::value_type;
     if constexpr (std::is_floating_point_v<S> && std::is_floating_point_v<U>) return cast<S>(g);
@@ -315,7 +330,9 @@ auto where(const C& cond, const A& a, const B& b) {
   return expr::node<ops::where_op, decltype(oc), decltype(oa), decltype(ob)>({}, oc, oa, ob);
 }
 
-/// Converts elements to U (floats to integers truncate toward zero; nonzero to true).
+/// Converts elements to U: floats to integers truncate toward zero, and NaN, infinities and
+/// values outside the integer type's range give its minimum (INT_MIN), as TensorFlow on x86
+/// does (Note [float to integer]); integers to narrower integers wrap; nonzero to true.
 template <element_type U, tensor_like X>
 auto cast(const X& x) {
   return expr::node<ops::cast_op<U>, detail::operand_t<X>>({}, detail::to_operand(x));

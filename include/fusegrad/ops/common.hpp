@@ -5,6 +5,7 @@
 #include <concepts>
 #include <type_traits>
 
+#include "../core/integer.hpp"
 #include "../expr/node.hpp"
 
 namespace fusegrad {

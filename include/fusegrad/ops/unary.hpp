@@ -30,14 +30,19 @@ struct negative_op : op_traits {
   static constexpr const char* name = "negative";
   // -0.0 - x, not 0 - x: the negation of +0.0 is -0.0 (xsimd's batch negation computes 0 - x).
   template <class V> FG_HD V operator()(V x) const {
-    if constexpr (std::is_integral_v<V>) return -x;
+    if constexpr (fusegrad::detail::signed_integer<V>) return fusegrad::detail::wrapping_neg(x);
     else return V(-0.0) - x;
   }
   template <std::size_t, class G, class X> static auto vjp(const G& g, const X&) { return -g; }
 };
 struct abs_op : op_traits {
   static constexpr const char* name = "abs";
-  template <class V> FG_HD V operator()(V x) const { using std::abs; return abs(x); }
+  // abs of the integer minimum is the minimum (Note [integer wraparound]).
+  template <class V> FG_HD V operator()(V x) const {
+    using std::abs;
+    if constexpr (fusegrad::detail::signed_integer<V>) return fusegrad::detail::wrapping_abs(x);
+    else return abs(x);
+  }
   template <std::size_t, class G, class X> static auto vjp(const G& g, const X& x) { return g * sign(x); }
 };
 struct sign_op : op_traits {
@@ -101,7 +106,10 @@ struct rsqrt_op : float_op {
 };
 struct square_op : op_traits {
   static constexpr const char* name = "square";
-  template <class V> FG_HD V operator()(V x) const { return x * x; }
+  template <class V> FG_HD V operator()(V x) const {
+    if constexpr (fusegrad::detail::signed_integer<V>) return fusegrad::detail::wrapping_mul(x, x);
+    else return x * x;
+  }
   template <std::size_t, class G, class X> static auto vjp(const G& g, const X& x) { return g * (2 * x); }
 };
 struct reciprocal_op : float_op {
