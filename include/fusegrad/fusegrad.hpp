@@ -21,3 +21,4 @@
 #include "eager/linalg.hpp"
 #include "eager/scan.hpp"
 #include "eager/check_gradients.hpp"
+#include "eager/debugging.hpp"

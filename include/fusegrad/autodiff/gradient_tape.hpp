@@ -15,6 +15,7 @@
 #include <string>
 #include <tuple>
 
+#include "../core/numerics.hpp"
 #include "../eval/creation.hpp"
 #include "../ops/binary.hpp"
 #include "tape_state.hpp"
@@ -408,6 +409,17 @@ class gradient_tape {
   /// be: that of the entry output or the source s is (Note [gradient checks]).
   void check_gradient(const detail::backward_fn& fn, std::size_t k, std::uint32_t s, const detail::any_grad& g,
                       std::span<const std::uint32_t> src_slot, const std::vector<source>& sources) const;
+  /// Throws when g, fn's gradient for its input k, holds NaN or Inf (Note [numerics checks]).
+  static void check_numerics_of(const detail::backward_fn& fn, std::size_t k, const detail::any_grad& g) {
+    std::visit(
+        [&](const auto& t) {
+          if constexpr (!std::is_same_v<std::decay_t<decltype(t)>, std::monostate>)
+            if (const detail::nonfinite f = detail::find_nonfinite(t))
+              throw value_error(detail::cat("fg::debugging: the gradient of '", fn.name(), "' for its input ", k,
+                                            " (shape ", t.shape(), ") holds ", f.words(), " values (check_numerics)"));
+        },
+        g);
+  }
 
   // The state lives on the heap so that a tape destroyed on another thread can hand it to its
   // creator's stack, which may still point to it (Note [tape stack]).
@@ -574,8 +586,12 @@ inline void gradient_tape::backward(tensor_id target, detail::grad_value seed, c
         const std::span<std::optional<detail::scalar_grad>> in_grads = out_s.get(ins.size());
         std::fill(in_grads.begin(), in_grads.end(), std::nullopt);
         fn->run_scalar(*s, needed_of(ins), in_grads);
-        for (std::size_t k = 0; k < ins.size(); ++k)
-          if (in_grads[k]) grads.add(ins[k], *in_grads[k]);
+        for (std::size_t k = 0; k < ins.size(); ++k) {
+          if (!in_grads[k]) continue;
+          if (detail::checking_numerics() && !std::isfinite(in_grads[k]->value)) [[unlikely]]
+            check_numerics_of(*fn, k, detail::to_tensor_grad(detail::grad_value(*in_grads[k])));
+          grads.add(ins[k], *in_grads[k]);
+        }
         continue;
       }
     }
@@ -605,6 +621,8 @@ inline void gradient_tape::backward(tensor_id target, detail::grad_value seed, c
     for (std::size_t k = 0; k < ins.size(); ++k) {
       if (!needed[k]) continue;
       check_gradient(*fn, k, ins[k], out[k], src_slot, sources);
+      if (detail::checking_numerics()) [[unlikely]]
+        check_numerics_of(*fn, k, out[k]);
       grads.add(ins[k], detail::from_tensor_grad(std::move(out[k])));
     }
   }

@@ -18,6 +18,7 @@
 #include <span>
 #include <vector>
 
+#include "../core/numerics.hpp"
 #include "../core/small_vector.hpp"
 #include "../eval/host_reduce.hpp"
 #include "../expr/program.hpp"
@@ -409,8 +410,15 @@ inline void replay_backward(const expr::program& p, std::span<const any_tensor> 
     const expr::instr& in = p.code[k];
     const any_tensor args[expr::max_arity] = {value[in.args[0]], in.op->arity > 1 ? value[in.args[1]] : any_tensor{},
                                               in.op->arity > 2 ? value[in.args[2]] : any_tensor{}};
-    for (std::size_t j = 0; j < in.op->arity; ++j)
-      if (needs[in.args[j]] && in.op->eager_vjp[j]) add_to(in.args[j], in.op->eager_vjp[j](adj[s], args));
+    for (std::size_t j = 0; j < in.op->arity; ++j) {
+      if (!needs[in.args[j]] || !in.op->eager_vjp[j]) continue;
+      any_tensor c = in.op->eager_vjp[j](adj[s], args);
+      if (checking_numerics()) [[unlikely]]  // Note [numerics checks]
+        if (const nonfinite f = find_nonfinite(c))
+          throw value_error(cat("fg::debugging: the gradient of '", in.op->name, "' for its operand ", j, " (shape ",
+                                shape_of(args[j]), ") holds ", f.words(), " values (check_numerics)"));
+      add_to(in.args[j], std::move(c));
+    }
     adj[s] = {};  // released as soon as its contributions are made
   }
   for (std::size_t k = 0; k < inputs.size(); ++k)

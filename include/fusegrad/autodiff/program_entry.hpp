@@ -32,6 +32,9 @@ struct entry_engines {
   /// A scalar entry's step replayed op by op (when a tape records it).
   void (*scalar_replay)(const expr::program& p, const scalar_view& v, std::span<const any_grad> upstream,
                         std::span<const bool> needed, std::span<any_grad> grads);
+  /// replay_forward with the services below: every slot's value, op by op.
+  small_vector<any_tensor, 16> (*values)(const expr::program& p, std::span<const any_tensor> leaves,
+                                         std::span<const cell> literals);
   /// run_op_by_op with the services below.
   any_tensor (*op_by_op)(const expr::program& p, std::span<const any_tensor> leaves, std::span<const cell> literals);
   const eager_services* services;
@@ -72,12 +75,20 @@ struct fused_entry : backward_fn {
     any_tensor g = from_any_grad(upstream[0]);
     if (std::holds_alternative<std::monostate>(g)) return;
     const bool recorded = records(g);
-    if (!std::holds_alternative<std::monostate>(derivative) && !recorded) return run_saved(g, needed, grads);
+    if (!std::holds_alternative<std::monostate>(derivative) && !recorded) {
+      run_saved(g, needed, grads);
+      if (checking_numerics()) [[unlikely]]
+        diagnose(shape_of(g) != gshape ? plain_reshape(g, gshape) : g, needed, grads);
+      return;
+    }
     bool host = device_of(g).is_cpu();
     for (const any_tensor& l : leaves) host = host && device_of(l).is_cpu();
     if (host && !recorded) {
       if (shape_of(g) != gshape) g = plain_reshape(g, gshape);
-      return block_backward(*prog, leaves, literals, input_of.data(), inputs, iter, g, needed, grads);
+      block_backward(*prog, leaves, literals, input_of.data(), inputs, iter, g, needed, grads);
+      if (checking_numerics()) [[unlikely]]
+        diagnose(g, needed, grads);
+      return;
     }
     const eager_services& sv = *engines().services;
     if (shape_of(g) != gshape) g = sv.reshape(g, gshape);
@@ -97,6 +108,29 @@ struct fused_entry : backward_fn {
   }
 
  private:
+  /// With numerics checks on (Note [numerics checks]): when a gradient holds NaN or Inf, the
+  /// step runs again op by op, which names the op whose rule made it (no tape records it).
+  void diagnose(const any_tensor& g, std::span<const bool> needed, std::span<any_grad> grads) {
+    bool bad = false;
+    for (std::size_t k = 0; k < grads.size(); ++k)
+      if (needed[k])
+        std::visit(
+            [&](const auto& t) {
+              if constexpr (!std::is_same_v<std::decay_t<decltype(t)>, std::monostate>) bad = bad || find_nonfinite(t);
+            },
+            grads[k]);
+    if (!bad) return;
+    std::vector<std::pair<tape_state*, bool>> paused;
+    for (tape_state* t : tape_stack()) paused.emplace_back(t, std::exchange(t->paused, true));
+    struct restore {
+      std::vector<std::pair<tape_state*, bool>>& v;
+      ~restore() {
+        for (auto& [t, was] : v) t->paused = was;
+      }
+    } guard{paused};
+    std::vector<any_grad> again(grads.size());
+    replay_backward(*prog, leaves, literals, input_of.data(), inputs, iter, g, needed, again, *engines().services);
+  }
   static any_tensor plain_reshape(const any_tensor& g, const fg::shape& s) {
     return std::visit(
         [&](const auto& t) -> any_tensor {
@@ -176,6 +210,17 @@ struct scalar_entry final : backward_fn {
     std::array<std::optional<cell>, L> out{};
     engines().point(*prog, values.data(), literals.data(), at.input_of.data(), at.types.data(), g, needed,
                     std::span<std::optional<cell>>(out.data(), at.n_inputs));
+    // With numerics checks on, the op-by-op step names the op (Note [numerics checks]).
+    if (checking_numerics()) [[unlikely]]
+      for (std::size_t k = 0; k < at.n_inputs; ++k)
+        if (needed[k] && out[k] && !std::isfinite(at.types[k] == dtype::float32 ? out[k]->template as<float>()
+                                                                               : out[k]->template as<double>())) {
+          const any_grad ups[1] = {gt == dtype::float32 ? any_grad(tensor<float>(static_cast<float>(up.value)))
+                                                        : any_grad(tensor<double>(up.value))};
+          std::vector<any_grad> again(at.n_inputs);
+          run(ups, needed, again);
+          break;
+        }
     for (std::size_t k = 0; k < at.n_inputs; ++k) {
       if (!needed[k] || !out[k]) continue;
       const double v = at.types[k] == dtype::float32 ? static_cast<double>(out[k]->template as<float>())
@@ -228,6 +273,10 @@ inline void replay_scalar_entry(const expr::program& p, const scalar_view& v, st
   full.iter = ones_shape(v.iter_rank);
   full.gshape = ones_shape(v.g_rank);
   full.execute(upstream, needed, grads);
+}
+inline small_vector<any_tensor, 16> replay_installed(const expr::program& p, std::span<const any_tensor> leaves,
+                                                     std::span<const cell> literals) {
+  return replay_forward(p, leaves, literals, *engines().services);
 }
 inline any_tensor run_installed_op_by_op(const expr::program& p, std::span<const any_tensor> leaves,
                                          std::span<const cell> literals) {

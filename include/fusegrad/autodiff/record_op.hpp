@@ -6,6 +6,7 @@
 #include <array>
 #include <memory>
 
+#include "../core/numerics.hpp"
 #include "tape_state.hpp"
 
 namespace fusegrad::detail {
@@ -33,6 +34,10 @@ struct op_entry final : backward_fn {
 template <class T, class F>
 void record_op(const char* name, std::span<const tensor_id> inputs, const tensor<T>& out, F&& backward) {
   if constexpr (std::is_floating_point_v<T>) {
+    if (checking_numerics()) [[unlikely]]  // Note [numerics checks]
+      if (const nonfinite f = find_nonfinite(out))
+        throw value_error(cat("fg::debugging: '", name, "' produced ", f.words(), " values in a result of shape ",
+                              out.shape(), " (check_numerics)"));
     if (!recording()) return;
     const tensor_id outs[1] = {out.id()};
     const slot_meta out_meta = meta_of(out);

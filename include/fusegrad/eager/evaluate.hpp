@@ -12,6 +12,7 @@
 #include <memory>
 
 #include "../autodiff/program_entry.hpp"
+#include "../core/numerics.hpp"
 #include "../eval/dispatch.hpp"
 #include "device_backward.hpp"
 #include "program_of.hpp"
@@ -124,6 +125,70 @@ void record_fused(const E& e, const fg::shape& iter, const fg::shape& gshape, fg
   }
 }
 
+/// Note [numerics checks]: with fg::debugging::enable_check_numerics on, every floating-point
+/// result is checked for NaN and infinities as it is made: fused evaluations and reductions
+/// here, boundary ops where they record (autodiff/record_op.hpp), gradients where gradient()
+/// checks what each backward step returns. A fused evaluation that made one is replayed op by
+/// op from its program (no tape records the replay), and the error names the first op whose
+/// result holds one while its operands do not, with its operands' shapes. Off, a check costs
+/// one relaxed load per evaluation. enable_check_numerics installs the engines (Note [installed
+/// engines]) that the replay runs on.
+///
+/// Throws the error for an evaluation of program p over `leaves` and `literals` whose result,
+/// of shape `out`, holds what f says; `reduction`: the reduction applied to p's result, if any.
+[[noreturn]] inline void report_nonfinite(const expr::program& p, std::span<const any_tensor> leaves,
+                                          std::span<const cell> literals, const fg::shape& out, nonfinite f,
+                                          const char* reduction = nullptr) {
+  auto holds = [](const any_tensor& t) {
+    if (const auto* a = std::get_if<tensor<float>>(&t)) return find_nonfinite(*a);
+    if (const auto* b = std::get_if<tensor<double>>(&t)) return find_nonfinite(*b);
+    return nonfinite{};
+  };
+  auto shapes = [&](const small_vector<any_tensor, 16>& v, const expr::instr& in) {
+    std::string s;
+    for (std::size_t j = 0; j < in.op->arity; ++j) s += (j ? ", " : "") + shape_of(v[in.args[j]]).str();
+    return s;
+  };
+  small_vector<any_tensor, 16> value;
+  {
+    // The replay is a diagnosis: no tape records it.
+    std::vector<std::pair<tape_state*, bool>> paused;
+    for (tape_state* t : tape_stack()) paused.emplace_back(t, std::exchange(t->paused, true));
+    struct restore {
+      std::vector<std::pair<tape_state*, bool>>& v;
+      ~restore() {
+        for (auto& [t, was] : v) t->paused = was;
+      }
+    } guard{paused};
+    value = engines().values(p, leaves, literals);
+  }
+  for (std::size_t q = 0; q < p.leaves; ++q)
+    if (const nonfinite g = holds(value[q]))
+      throw value_error(cat("fg::debugging: an input of shape ", shape_of(value[q]), " holds ", g.words(),
+                            " values (check_numerics)"));
+  const std::size_t first = p.first_instr();
+  for (std::size_t k = 0; k < p.code.size(); ++k) {
+    const nonfinite g = holds(value[first + k]);
+    if (!g) continue;
+    throw value_error(cat("fg::debugging: '", p.code[k].op->name, "' produced ", g.words(), " values from operands of shape ",
+                          shapes(value, p.code[k]), " (in an evaluation of shape ", out, "; check_numerics)"));
+  }
+  throw value_error(cat("fg::debugging: '", reduction ? reduction : "evaluation", "' produced ", f.words(),
+                        " values in a result of shape ", out, " (check_numerics)"));
+}
+
+/// Checks the result r of evaluating e (then reduced by `reduction`, if given): Note [numerics checks].
+template <class E, class T>
+void check_evaluation(const E& e, const tensor<T>& r, const char* reduction = nullptr) {
+  const nonfinite f = find_nonfinite(r);
+  if (!f) return;
+  small_vector<any_tensor, 4> leaves;
+  expr::for_each_leaf(e, [&](const auto& l) { leaves.push_back(l.value); });
+  small_vector<cell, 2> literals;
+  collect_literals(e, literals);
+  report_nonfinite(program_of<E>(), leaves, literals, r.shape(), f, reduction);
+}
+
 /// Evaluates e broadcast to `out` in one fused pass, recorded.
 template <class E, class T = typename E::value_type>
 tensor<T> evaluate_to(const E& e, const fg::shape& out) {
@@ -137,8 +202,11 @@ tensor<T> evaluate_to(const E& e, const fg::shape& out) {
   } else {
     run_elementwise(e, out, d, r.buffer()->data);
   }
-  if constexpr (std::is_floating_point_v<T>)
+  if constexpr (std::is_floating_point_v<T>) {
+    if (checking_numerics()) [[unlikely]]
+      check_evaluation(e, r);
     if (recording()) record_fused(e, out, out, d, r);
+  }
   return r;
 }
 
@@ -158,6 +226,8 @@ tensor<T> mean_to(const E& e, const fg::shape& iter, const fg::shape& keep, std:
   tensor<T> r(keep, dev);
   const T n = static_cast<T>(count);
   run_reduction<host::sum_reducer<T>>(e, iter, keep, dev, r.buffer()->data, n);
+  if (checking_numerics()) [[unlikely]]
+    check_evaluation(e, r, "reduce_mean");
   if (recording()) record_fused(e / n, iter, keep, dev, r);
   return r;
 }
@@ -177,14 +247,19 @@ tensor<T> sum_to(const E& e, const fg::shape& iter, const fg::shape& target) {
       typename host::sum_reducer<T>::acc sum(0);
       if (tensor<T> dr = sum_saving_derivative(e, iter, &sum); dr.defined()) {
         *r.buffer()->data = static_cast<T>(sum);
+        if (checking_numerics()) [[unlikely]]
+          check_evaluation(e, r, "reduce_sum");
         record_fused(e, iter, keep, dev, r, &dr);
         return r;
       }
     }
   }
   run_reduction<host::sum_reducer<T>>(e, iter, keep, dev, r.buffer()->data);
-  if constexpr (std::is_floating_point_v<T>)
+  if constexpr (std::is_floating_point_v<T>) {
+    if (checking_numerics()) [[unlikely]]
+      check_evaluation(e, r, "reduce_sum");
     if (recording()) record_fused(e, iter, keep, dev, r);
+  }
   return r;
 }
 
@@ -319,8 +394,8 @@ inline constexpr eager_services services{&service_add,       &service_sum_to,   
 
 /// Note [installed engines] (autodiff/program_entry.hpp): called by every gradient_tape made.
 inline void install_entry_engines() {
-  static constexpr entry_engines e{&run_fused_entry, &point_backward, &replay_scalar_entry, &run_installed_op_by_op,
-                                   &services};
+  static constexpr entry_engines e{&run_fused_entry, &point_backward,           &replay_scalar_entry,
+                                   &replay_installed, &run_installed_op_by_op, &services};
   installed_engines.store(&e, std::memory_order_release);
 }
 }  // namespace detail
