@@ -492,8 +492,10 @@ inline void gradient_tape::check_gradient(const detail::backward_fn& fn, std::si
   const fg::shape* want = nullptr;
   dtype want_type{};
   const fg::device* want_dev = nullptr;
-  if (const detail::slot_meta& m = state_.meta[s]; m.known) {
-    want = &m.shape;
+  fg::shape kept;
+  if (const detail::kept_meta& m = state_.meta[s]; m.known) {
+    kept = state_.kept_shape(s);
+    want = &kept;
     want_type = m.type;
     want_dev = &m.device;
   } else {

@@ -84,16 +84,26 @@ struct tape_entry {
 /// the input is another entry's output, against the source when it is a source (a leaf the
 /// walk reaches is always a source), and names the op of a step that returns a bad one, so a
 /// wrong backward (a new op's, a custom one) fails there rather than in the steps after it.
+/// A slot keeps 16 bytes: one-element shapes (scalar code records one per statement) as their
+/// rank, others in a side array.
 struct slot_meta {
-  fg::shape shape;
-  dtype type = dtype::float32;
+  const fg::shape* shape;  ///< valid during the recording call
+  dtype type;
   fg::device device;
-  bool known = false;  ///< false for slots no recorded entry wrote
 };
 template <class T>
 slot_meta meta_of(const tensor<T>& t) {
-  return {t.shape(), dtype_of<T>(), t.device(), true};
+  return {&t.shape(), dtype_of<T>(), t.device()};
 }
+/// What a tape keeps of a slot_meta.
+struct kept_meta {
+  static constexpr std::uint32_t ones = 0xffffffff;  ///< shape: all ones, of rank `rank`
+  fg::device device;
+  std::uint32_t shape = ones;  ///< index into tape_state::shapes, or ones
+  dtype type = dtype::float32;
+  std::uint8_t rank = 0;
+  bool known = false;  ///< false for slots no recorded entry wrote
+};
 
 /// A variable a tape has seen: type-erased handle, its id and dtype.
 struct watched_variable {
@@ -118,7 +128,8 @@ struct tape_state {
   slot_map slot_of;                                                 ///< id -> slot
   std::vector<tensor_id, host_allocator<tensor_id>> slot_ids;       ///< slot -> id
   std::vector<std::uint8_t, host_allocator<std::uint8_t>> tracked;  ///< per slot: 1 when tracked
-  std::vector<slot_meta, host_allocator<slot_meta>> meta;           ///< per slot (Note [gradient checks])
+  std::vector<kept_meta, host_allocator<kept_meta>> meta;           ///< per slot (Note [gradient checks])
+  std::vector<fg::shape> shapes;                                    ///< the shapes kept_meta points to
   std::vector<watched_variable> variables;  ///< in order of first watch
   bool persistent = false;
   bool watch_accessed_variables = true;
@@ -190,7 +201,7 @@ struct tape_state {
     for (std::size_t k = 0; k < out.size(); ++k) {
       const std::uint32_t o = slots[first + in.size() + k];
       tracked[o] = 1;
-      meta[o] = out_meta[k];
+      keep_meta(o, out_meta[k]);
     }
   }
   /// Note [tape size hint]: a loop that makes a tape in every step records about as much each
@@ -231,6 +242,25 @@ struct tape_state {
     slot_ids.clear();
     tracked.clear();
     meta.clear();
+    shapes.clear();
+  }
+  void keep_meta(std::uint32_t slot, const slot_meta& m) {
+    kept_meta& k = meta[slot];
+    k.device = m.device;
+    k.type = m.type;
+    k.rank = static_cast<std::uint8_t>(m.shape->rank());
+    k.known = true;
+    if (m.shape->elements() == 1) {
+      k.shape = kept_meta::ones;
+    } else {
+      k.shape = static_cast<std::uint32_t>(shapes.size());
+      shapes.push_back(*m.shape);
+    }
+  }
+  /// The shape slot s's gradient must have (when meta[s].known).
+  fg::shape kept_shape(std::uint32_t s) const {
+    const kept_meta& k = meta[s];
+    return k.shape == kept_meta::ones ? ones_shape(k.rank) : shapes[k.shape];
   }
   void watch_variable(std::shared_ptr<void> state, tensor_id id, dtype t) {
     track(id);

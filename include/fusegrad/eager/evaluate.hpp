@@ -340,7 +340,7 @@ inline void record_program(const expr::program& p, std::span<const any_tensor> l
   }
   if (ids.empty()) return;
   const tensor_id outs[1] = {id_of(out)};
-  const slot_meta out_meta{shape_of(out), p.types[p.result()], device_of(out)};
+  const slot_meta out_meta{&shape_of(out), p.types[p.result()], device_of(out)};
   record(std::span<const tensor_id>(ids.data(), ids.size()), outs, &out_meta, [&] {
     auto fn = std::allocate_shared<fused_entry>(host_allocator<fused_entry>{}, p);
     for (const any_tensor& l : leaves) fn->leaves.push_back(l);
