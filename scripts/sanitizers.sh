@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
 # The sanitizer runs of the test suite (docs/testing.md): the unit tests built again with
-# AddressSanitizer, UndefinedBehaviorSanitizer and LeakSanitizer (build-asan/, -O0, every report
-# fatal), and the concurrency test with ThreadSanitizer (build-tsan/). Each leaves a meson-style
+# AddressSanitizer, UndefinedBehaviorSanitizer and LeakSanitizer (build-asan/, -O1 so that the
+# SIMD loops users run are the ones checked, every report fatal), and the concurrency test with ThreadSanitizer (build-tsan/). Each leaves a meson-style
 # test log for scripts/count_tests.py. Usage: sanitizers.sh (from test.sh, after the main suite).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 status=0
 
 bash scripts/configure.sh build-asan -Db_sanitize=address,undefined -Dbuildtype=plain \
-  "-Dcpp_args=['-O0','-fno-omit-frame-pointer','-fno-sanitize-recover=all']" \
+  "-Dcpp_args=['-O1','-fno-omit-frame-pointer','-fno-sanitize-recover=all']" \
   -Dbenchmarks=disabled -Dexamples=false -Dheader_programs=false -Ddevice=disabled -Dcuda=disabled
 rm -f build-asan/meson-logs/testlog.json
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
