@@ -105,7 +105,7 @@ tensor<T> tensor<T>::operator()(const I&... idx) const {
     w.push(shape_[d], st[d]);
     out.push_back(shape_[d]);
   }
-  return detail::strided_gather(*this, w, out, "slice");
+  return detail::run_boundary<T>(ops::slice_rule{.w = std::move(w), .out = out}, *this);
 }
 
 namespace detail {
