@@ -52,6 +52,12 @@ PROGRAMS = {
                                  "ok = fusegrad::detail::run_boundary<float>(twice{}, fg::tensor<float>(3.f)).item() == 6.f;"),
     "fusegrad/ops/shape_rules.hpp": (["fusegrad/eager/boundary.hpp"], "fg::tensor<int> x = {{1, 2}, {3, 4}};\n"
                                     "ok = fusegrad::detail::run_boundary<int>(fusegrad::ops::transpose_rule{.perm = {1, 0}}, x).data()[1] == 3;"),
+    "fusegrad/ops/indexing_rules.hpp": (["fusegrad/eager/boundary.hpp"], "fg::tensor<int> x = {10, 20, 30};\n"
+                                       "fg::tensor<int> y = fusegrad::detail::run_boundary<int>(fusegrad::ops::gather_rule(0), x, fg::tensor<int>{2, 0});\n"
+                                       "fg::tensor<float> h = fusegrad::detail::run_boundary<float>(fusegrad::ops::one_hot_rule<float>{.depth = 3}, fg::tensor<int>{1});\n"
+                                       "ok = y.data()[0] == 30 && h.data()[1] == 1.f && h.data()[2] == 0.f;"),
+    "fusegrad/ops/scan_rules.hpp": (["fusegrad/eager/boundary.hpp"], "fg::tensor<int> y = fusegrad::detail::run_boundary<int>(fusegrad::ops::cumprod_rule(0, false, true), fg::tensor<int>{2, 3, 4});\n"
+                                   "ok = y.data()[0] == 24 && y.data()[2] == 4;"),
     "fusegrad/eval/creation.hpp": ([], "ok = fg::ones<float>({3}).data()[2] == 1.f && fg::linspace<double>(0, 1, 3).data()[1] == 0.5;"),
     "fusegrad/eval/device_hooks.hpp": ([], "ok = fg::num_gpus() == 0;"),
     "fusegrad/eval/host.hpp": ([], "fg::tensor<float> x = {1.f, 2.f, 3.f};\nfloat out[3];\n"
