@@ -25,9 +25,9 @@
 ///    this floor, so it is recorded in turn and gives gradients of every order.
 /// The rules members: `name` (a string literal: messages and the tape name the op by it),
 /// `shape`, `host`, `backward`; optionally `differentiable`, `saved`, `device`,
-/// `forwards_operand`. A run-time list of operands of one type (concat) takes a
-/// `std::vector<tensor<T>>`, and its rules a vector of shapes, a vector of host operands, and
-/// return a vector of gradients. A new op (conv2d, pooling) is one rules struct and its test:
+/// `forwards_operand`. A run-time list of operands of one type (concat) is passed as a
+/// `std::vector<tensor<T>>`; its rules take a vector of shapes and a vector of host operands and
+/// return a vector of gradients (a host kernel only, nothing saved). A new op (conv2d, pooling) is one rules struct and its test:
 /// the evaluators and the tape do not change.
 
 #include <array>
@@ -55,6 +55,7 @@ constexpr std::size_t differentiable(std::size_t operands) {
   else return operands;
 }
 
+/// Steps 1 to 6 of Note [boundary ops] on evaluated operands.
 template <class R, class Rule, class... T>
 tensor<R> run(Rule rule, const tensor<T>&... xs) {
   (check_defined(xs.defined(), rule.name), ...);
