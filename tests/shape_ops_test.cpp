@@ -6,10 +6,12 @@
 #include "test_helpers.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <functional>
 #include <random>
+#include <span>
 #include <vector>
 
 namespace {
@@ -19,6 +21,24 @@ fg::tensor<std::int32_t> iota(std::initializer_list<long> dims) {
   for (long d : dims) n *= d;
   return fg::reshape(fg::range<std::int32_t>(static_cast<std::int32_t>(n)), dims);
 }
+
+// A boundary op written only as rules (Note [boundary ops]): a vector's elements in reverse
+// order; its gradient reverses g through the same runner.
+struct reverse_rule {
+  static constexpr const char* name = "reverse";
+  fg::shape shape(const fg::shape& s) {
+    FG_CHECK(s.rank() == 1, fg::shape_error, "fg::reverse: needs a vector, got shape ", s);
+    return s;
+  }
+  template <class T>
+  void host(T* out, const fg::tensor<T>& x) const { std::reverse_copy(x.data(), x.data() + x.size(), out); }
+  template <class T>
+  std::array<fg::tensor<T>, 1> backward(const fg::tensor<T>& g, std::span<const bool>) const {
+    return {fusegrad::detail::run_boundary<T>(reverse_rule{}, g)};
+  }
+};
+template <class X>
+auto reverse(const X& x) { return fusegrad::detail::run_boundary<fg::value_type_of<X>>(reverse_rule{}, x); }
 
 }  // namespace
 
@@ -294,6 +314,38 @@ TEST_CASE("shape ops reject an undefined tensor with a value_error", "[shape_ops
   CHECK_THROWS_WITH(fg::concat({fg::zeros<float>({1}), u}, 0), Catch::Contains("fg::concat") && Catch::Contains("undefined"));
   CHECK_THROWS_AS(fg::stack({fg::zeros<float>({1}), u}, 0), fg::value_error);
   CHECK_THROWS_WITH(fg::stack({fg::zeros<float>({1}), u}, 0), Catch::Contains("fg::stack") && Catch::Contains("undefined"));
+}
+
+TEST_CASE("the boundary-op runner evaluates, checks, runs and records an op given only its rules",
+          "[shape_ops][boundary]") {
+  const dtensor x = {1., 2., 3.};
+  // The operand is an expression: the runner evaluates it first.
+  check_values(reverse(x * 2.), {3}, std::vector<double>{6, 4, 2});
+  CHECK_THROWS_AS(reverse(dtensor()), fg::value_error);
+  CHECK_THROWS_WITH(reverse(dtensor()), Catch::Contains("fg::reverse") && Catch::Contains("undefined"));
+  CHECK_THROWS_WITH(reverse(dtensor{{1.}}), Catch::Contains("fg::reverse: needs a vector"));
+  fg::gradient_tape tape;
+  tape.watch(x);
+  const dtensor y = fg::sum(reverse(x) * dtensor{1., 10., 100.});
+  check_values(tape.gradient(y, x), {3}, std::vector<double>{100, 10, 1});
+}
+
+TEST_CASE("gradients flow through chained boundary ops: transpose of tile, to second order", "[shape_ops][boundary]") {
+  // x = [[a, b]] tiled 3 times along axis 0 is [[a, b], [a, b], [a, b]]; transposed, [[a, a, a], [b, b, b]].
+  const dtensor x = {{2., 5.}};
+  const dtensor w = {{1., 2., 3.}, {4., 5., 6.}};
+  fg::gradient_tape outer;
+  outer.watch(x);
+  fg::gradient_tape inner;
+  inner.watch(x);
+  const dtensor t = fg::transpose(fg::tile(x, {3, 1}));
+  check_values(t, {2, 3}, std::vector<double>{2, 2, 2, 5, 5, 5});
+  // y = sum(t * t * w) = a^2 (1 + 2 + 3) + b^2 (4 + 5 + 6): dy/da = 12 a, dy/db = 30 b.
+  const dtensor y = fg::sum(t * t * w);
+  const dtensor g = inner.gradient(y, x);
+  check_values(g, {1, 2}, std::vector<double>{24, 150});
+  // d/dx sum(g) = (12, 30).
+  check_values(outer.gradient(fg::sum(g), x), {1, 2}, std::vector<double>{12, 30});
 }
 
 TEST_CASE("reshape, broadcast_to, tile, concat and broadcasting reject shapes whose element count would wrap around",

@@ -45,6 +45,19 @@ PROGRAMS = {
     "fusegrad/ops/common.hpp": ([], "ok = fg::tensor_like<fg::tensor<float>> && !fg::tensor_like<int>;"),
     "fusegrad/ops/unary.hpp": ([EAGER], "fg::tensor<float> y = fg::exp(fg::tensor<float>(0.f));\nok = y.item() == 1.f;"),
     "fusegrad/ops/binary.hpp": ([EAGER], "fg::tensor<int> y = fg::tensor<int>{7, -7} / 2;\nok = y.data()[0] == 3 && y.data()[1] == -4;"),
+    "fusegrad/ops/strided_walk.hpp": ([], "fusegrad::detail::strided_walk w;  // the transpose of a 2 x 3 matrix\n"
+                                     "w.push(3, 1);\nw.push(2, 3);\nconst int src[6] = {0, 1, 2, 3, 4, 5};\nint dst[6];\n"
+                                     "fusegrad::detail::copy_walk(w, src, dst);\nok = dst[1] == 3 && dst[4] == 2;"),
+    "fusegrad/ops/boundary.hpp": (["fusegrad/eager/boundary.hpp"], "struct twice {  // a boundary op given by its rules: 2x of a one-element tensor\n  const char* name = \"twice\";\n  fg::shape shape(const fg::shape& s) { return s; }\n  void host(float* out, const fg::tensor<float>& x) const { out[0] = 2.f * x.data()[0]; }\n  std::array<fg::tensor<float>, 1> backward(const fg::tensor<float>& g, std::span<const bool>) const { return {g}; }\n};\n"
+                                 "ok = fusegrad::detail::run_boundary<float>(twice{}, fg::tensor<float>(3.f)).item() == 6.f;"),
+    "fusegrad/ops/shape_rules.hpp": (["fusegrad/eager/boundary.hpp"], "fg::tensor<int> x = {{1, 2}, {3, 4}};\n"
+                                    "ok = fusegrad::detail::run_boundary<int>(fusegrad::ops::transpose_rule{.perm = {1, 0}}, x).data()[1] == 3;"),
+    "fusegrad/ops/indexing_rules.hpp": (["fusegrad/eager/boundary.hpp"], "fg::tensor<int> x = {10, 20, 30};\n"
+                                       "fg::tensor<int> y = fusegrad::detail::run_boundary<int>(fusegrad::ops::gather_rule(0), x, fg::tensor<int>{2, 0});\n"
+                                       "fg::tensor<float> h = fusegrad::detail::run_boundary<float>(fusegrad::ops::one_hot_rule<float>{.depth = 3}, fg::tensor<int>{1});\n"
+                                       "ok = y.data()[0] == 30 && h.data()[1] == 1.f && h.data()[2] == 0.f;"),
+    "fusegrad/ops/scan_rules.hpp": (["fusegrad/eager/boundary.hpp"], "fg::tensor<int> y = fusegrad::detail::run_boundary<int>(fusegrad::ops::cumprod_rule(0, false, true), fg::tensor<int>{2, 3, 4});\n"
+                                   "ok = y.data()[0] == 24 && y.data()[2] == 4;"),
     "fusegrad/eval/creation.hpp": ([], "ok = fg::ones<float>({3}).data()[2] == 1.f && fg::linspace<double>(0, 1, 3).data()[1] == 0.5;"),
     "fusegrad/eval/device_hooks.hpp": ([], "ok = fg::num_gpus() == 0;"),
     "fusegrad/eval/host.hpp": ([], "fg::tensor<float> x = {1.f, 2.f, 3.f};\nfloat out[3];\n"
@@ -80,6 +93,9 @@ PROGRAMS = {
     "fusegrad/eager/device_backward.hpp": ([EAGER], "ok = true;  // empty without FUSEGRAD_DEVICE"),
     "fusegrad/eager/stop_gradient.hpp": (["fusegrad/autodiff/gradient_tape.hpp"], "fg::tensor<float> x = 2.f;\nfg::gradient_tape t; t.watch(x);\n"
                                          "fg::tensor<float> y = x * fg::stop_gradient(x);\nok = t.gradient(y, x).item() == 2.f;"),
+    "fusegrad/eager/boundary.hpp": ([], "struct twice {  // a boundary op given by its rules: 2x of a one-element tensor\n  const char* name = \"twice\";\n  fg::shape shape(const fg::shape& s) { return s; }\n  void host(float* out, const fg::tensor<float>& x) const { out[0] = 2.f * x.data()[0]; }\n  std::array<fg::tensor<float>, 1> backward(const fg::tensor<float>& g, std::span<const bool>) const { return {g}; }\n};\n"
+                                   "try { fusegrad::detail::run_boundary<float>(twice{}, fg::tensor<float>()); } catch (const fg::value_error&) { ok = true; }\n"
+                                   "ok = ok && fusegrad::detail::run_boundary<float>(twice{}, fg::tensor<float>(3.f) + 1.f).item() == 8.f;"),
     "fusegrad/eager/reshape.hpp": ([], "ok = fg::reshape(fg::tensor<int>{1, 2, 3, 4}, {2, -1}).shape() == fg::shape{2, 2};"),
     "fusegrad/eager/reduce.hpp": ([], "fg::tensor<float> x = {{1.f, 2.f}, {3.f, 4.f}};\n"
                                   "ok = fg::reduce_sum(x, 1).data()[1] == 7.f && fg::reduce_max(x).item() == 4.f;"),

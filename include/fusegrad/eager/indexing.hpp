@@ -1,6 +1,7 @@
 #pragma once
 /// \file Indexing and slicing (`x(1, fg::slice(0, 2))`), fg::gather with its scatter-add
-/// gradient, and fg::one_hot.
+/// gradient, and fg::one_hot. Their rules are in ops/shape_rules.hpp (slice_rule) and
+/// ops/indexing_rules.hpp, run through detail::run_boundary (Note [boundary ops]).
 
 #include <array>
 #include <concepts>
@@ -8,6 +9,7 @@
 #include <optional>
 #include <type_traits>
 
+#include "../ops/indexing_rules.hpp"
 #include "shape_ops.hpp"
 
 namespace fusegrad {
@@ -105,73 +107,12 @@ tensor<T> tensor<T>::operator()(const I&... idx) const {
     w.push(shape_[d], st[d]);
     out.push_back(shape_[d]);
   }
-  return detail::strided_gather(*this, w, out, "slice");
+  return detail::run_boundary<T>(ops::slice_rule{.w = std::move(w), .out = out}, *this);
 }
 
 namespace detail {
 template <class I>
 concept gather_index = std::same_as<I, std::int32_t> || std::same_as<I, std::int64_t>;
-
-struct gather_plan {
-  std::size_t outer = 1, n = 0, inner = 1;
-  fg::shape out;
-};
-inline gather_plan plan_gather(const fg::shape& p, const fg::shape& idx, std::size_t a) {
-  gather_plan g;
-  for (std::size_t d = 0; d < a; ++d) g.outer *= p[d];
-  for (std::size_t d = a + 1; d < p.rank(); ++d) g.inner *= p[d];
-  g.n = p[a];
-  for (std::size_t d = 0; d < a; ++d) g.out.push_back(p[d]);
-  for (std::size_t d : idx) g.out.push_back(d);
-  for (std::size_t d = a + 1; d < p.rank(); ++d) g.out.push_back(p[d]);
-  return g;
-}
-
-template <class T, class Ix>
-tensor<T> scatter_add(const tensor<T>& g, const tensor<Ix>& idx, std::size_t a, const fg::shape& pshape);
-
-/// params' slices at idx along axis a (indices already checked); recorded, gradient scatter_add.
-template <class T, class Ix>
-tensor<T> gather_checked(const tensor<T>& p, const tensor<Ix>& idx, std::size_t a) {
-  const gather_plan g = plan_gather(p.shape(), idx.shape(), a);
-  const tensor<T> hp = host_operand(p, "gather");
-  const tensor<Ix> hi = host_operand(idx, "gather");
-  tensor<T> r(g.out, fg::device::cpu(), "gather");
-  const std::size_t m = idx.size();
-  T* dst = r.buffer()->data;
-  for (std::size_t o = 0; o < g.outer; ++o)
-    for (std::size_t j = 0; j < m; ++j) {
-      const T* src = hp.data() + (o * g.n + static_cast<std::size_t>(hi.data()[j])) * g.inner;
-      dst = std::copy(src, src + g.inner, dst);
-    }
-  r = r.to(p.device());
-  record_op<T, 1>("gather", {p.id()}, r, [idx, a, ps = p.shape()](const tensor<T>& gr, auto) {
-    return std::array{scatter_add(gr, idx, a, ps)};
-  });
-  return r;
-}
-
-/// Zeros of params' shape with g's slices added at idx along axis a (repeated indices add up);
-/// the gradient of gather, recorded with gather as its own gradient.
-template <class T, class Ix>
-tensor<T> scatter_add(const tensor<T>& g, const tensor<Ix>& idx, std::size_t a, const fg::shape& pshape) {
-  const tensor<T> hg = host_operand(g, "gather_grad");
-  const tensor<Ix> hi = host_operand(idx, "gather_grad");
-  const gather_plan plan = plan_gather(pshape, idx.shape(), a);
-  tensor<T> r = fill<T>(pshape, T(0), fg::device::cpu());
-  const std::size_t m = idx.size();
-  const T* src = hg.data();
-  for (std::size_t o = 0; o < plan.outer; ++o)
-    for (std::size_t j = 0; j < m; ++j) {
-      T* dst = r.buffer()->data + (o * plan.n + static_cast<std::size_t>(hi.data()[j])) * plan.inner;
-      for (std::size_t k = 0; k < plan.inner; ++k) dst[k] += *src++;
-    }
-  r = r.to(g.device());
-  record_op<T, 1>("gather_grad", {g.id()}, r, [idx, a](const tensor<T>& gg, auto) {
-    return std::array{gather_checked(gg, idx, a)};
-  });
-  return r;
-}
 }  // namespace detail
 
 /// Slices of params along `axis` picked by integer indices of any shape (tf.gather): the result
@@ -182,20 +123,7 @@ tensor<value_type_of<P>> gather(const P& params, const I& indices, long axis = 0
   using T = value_type_of<P>;
   using Ix = value_type_of<I>;
   static_assert(detail::gather_index<Ix>, "fg::gather: indices must be a tensor<int32_t> or tensor<int64_t>");
-  const tensor<T> p = eval(params);
-  const tensor<Ix> idx = eval(indices);
-  FG_CHECK(p.defined(), value_error, "fg::gather: params are undefined (an unconnected gradient?)");
-  const tensor<Ix> hi = detail::host_operand(idx, "gather");
-  detail::check_same_device("gather", p.device(), idx.device());
-  FG_CHECK(p.rank() > 0, shape_error, "fg::gather: params must have rank >= 1, got a scalar");
-  const std::size_t a = detail::normalize_axis(axis, p.rank(), "gather");
-  const auto n = static_cast<Ix>(p.shape()[a]);
-  for (std::size_t j = 0; j < idx.size(); ++j) {
-    const Ix i = hi.data()[j];
-    FG_CHECK(i >= 0 && i < n, index_error, "fg::gather: index ", i, " (element ", j, " of indices) is out of range for axis ",
-             a, " of params with shape ", p.shape(), " (valid: 0 to ", static_cast<long>(n) - 1, ")");
-  }
-  return detail::gather_checked(p, idx, a);
+  return detail::run_boundary<T>(ops::gather_rule(axis), params, indices);
 }
 
 /// A one-hot encoding of integer indices (tf.one_hot): shape indices.shape + (depth,), `on` at
@@ -204,17 +132,6 @@ template <element_type T = float, tensor_like I>
 tensor<T> one_hot(const I& indices, long depth, std::type_identity_t<T> on = T(1), std::type_identity_t<T> off = T(0)) {
   using Ix = value_type_of<I>;
   static_assert(detail::gather_index<Ix>, "fg::one_hot: indices must be a tensor<int32_t> or tensor<int64_t>");
-  FG_CHECK(depth >= 0, value_error, "fg::one_hot: depth must be >= 0, got ", depth);
-  const tensor<Ix> idx = eval(indices);
-  const tensor<Ix> hi = detail::host_operand(idx, "one_hot");
-  fg::shape out = idx.shape();
-  out.push_back(static_cast<std::size_t>(depth));
-  tensor<T> r = detail::filled<T>(out, off, fg::device::cpu(), "one_hot");
-  T* dst = r.buffer()->data;
-  for (std::size_t j = 0; j < idx.size(); ++j) {
-    const Ix i = hi.data()[j];
-    if (i >= 0 && i < depth) dst[j * static_cast<std::size_t>(depth) + static_cast<std::size_t>(i)] = on;
-  }
-  return r.to(idx.device());
+  return detail::run_boundary<T>(ops::one_hot_rule<T>{.depth = depth, .on = on, .off = off}, indices);
 }
 }  // namespace fusegrad

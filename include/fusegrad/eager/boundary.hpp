@@ -1,0 +1,126 @@
+#pragma once
+/// \file The boundary-op runner, detail::run_boundary: every op that is not elementwise and not a
+/// reduction (transpose, tile, broadcast_to, concat, slicing, gather, one_hot, the scans, matmul)
+/// runs through it from a small rules struct.
+/// Note [boundary ops]: a boundary op is written as one rules struct (ops/shape_rules.hpp,
+/// ops/indexing_rules.hpp, ops/scan_rules.hpp; eager/linalg.hpp for matmul, whose kernels need
+/// BLAS and the device evaluator) and a public function that builds it and calls
+/// detail::run_boundary<R>(rule, operands...). The runner, and nothing else, does the work
+/// every such op shares, in this order:
+/// 1. evaluates each operand (fg::eval) and throws value_error "fg::<name>: an operand is
+///    undefined" for an undefined one;
+/// 2. throws device_error naming the op and both devices unless all operands live on one device;
+/// 3. asks `rule.shape(operand shapes...)` for the result's shape: the rule checks the shapes
+///    and its parameters with its own messages and keeps what its kernels and backward need;
+/// 4. when the rule has `forwards_operand()` and it says so, returns the first operand under a
+///    new identity (a recorded reshape, no copy);
+/// 5. allocates the result and runs `rule.device(out, operands...)` on the operands' device when
+///    the rule has a device kernel and that device is a GPU; otherwise `rule.host(out,
+///    operands...)` over host copies, the result moved back to the operands' device;
+/// 6. for a floating R, records one tape entry whose inputs are the first
+///    `Rule::differentiable` operands (all by default; 0 records nothing) and whose backward is
+///    `rule.backward(g, needed)`, or `rule.backward(g, needed, s)` where the rule keeps
+///    `s = rule.saved(result, operands...)` (only what its backward reads). A backward is written
+///    with fusegrad's public functions, called unqualified so the rules header need not include
+///    this floor, so it is recorded in turn and gives gradients of every order.
+/// The rules members: `name` (a string literal: messages and the tape name the op by it),
+/// `shape`, `host`, `backward`; optionally `differentiable`, `saved`, `device`,
+/// `forwards_operand`. A run-time list of operands of one type (concat) is passed as a
+/// `std::vector<tensor<T>>`; its rules take a vector of shapes and a vector of host operands and
+/// return a vector of gradients (a host kernel only, nothing saved). A new op (conv2d, pooling) is one rules struct and its test:
+/// the evaluators and the tape do not change.
+
+#include <array>
+#include <cstddef>
+#include <span>
+#include <tuple>
+#include <type_traits>
+#include <vector>
+
+#include "../autodiff/record_op.hpp"
+#include "../ops/boundary.hpp"
+#include "evaluate.hpp"
+#include "reshape.hpp"
+
+namespace fusegrad::detail {
+namespace boundary {
+inline void check_defined(bool defined, const char* op) {
+  FG_CHECK(defined, value_error, "fg::", op, ": an operand is undefined (an unconnected gradient?)");
+}
+
+/// How many leading operands a rule differentiates (Note [boundary ops], step 6).
+template <class Rule>
+constexpr std::size_t differentiable(std::size_t operands) {
+  if constexpr (requires { Rule::differentiable; }) return Rule::differentiable;
+  else return operands;
+}
+
+/// Steps 1 to 6 of Note [boundary ops] on evaluated operands.
+template <class R, class Rule, class... T>
+tensor<R> run(Rule rule, const tensor<T>&... xs) {
+  (check_defined(xs.defined(), rule.name), ...);
+  const fg::device d = std::get<0>(std::tie(xs...)).device();
+  (check_same_device(rule.name, d, xs.device()), ...);
+  const fg::shape out = rule.shape(xs.shape()...);
+  if constexpr (requires { rule.forwards_operand(); })
+    if (rule.forwards_operand()) return reshape(std::get<0>(std::tie(xs...)), out);
+  tensor<R> y;
+  if constexpr (requires(R* p) { rule.device(p, xs...); })
+    if (d.is_gpu()) {
+      y = tensor<R>(out, d, rule.name);
+      rule.device(y.buffer()->data, xs...);
+    }
+  if (!y.defined()) {
+    tensor<R> h(out, fg::device::cpu(), rule.name);
+    rule.host(h.buffer()->data, host_operand(xs, rule.name)...);
+    y = h.to(d);
+  }
+  constexpr std::size_t n = differentiable<Rule>(sizeof...(T));
+  if constexpr (std::is_floating_point_v<R> && n > 0) {
+    if (recording()) {
+      const std::array<tensor_id, sizeof...(T)> all{xs.id()...};
+      std::array<tensor_id, n> ids;
+      for (std::size_t i = 0; i < n; ++i) ids[i] = all[i];
+      if constexpr (requires { rule.saved(y, xs...); })
+        record_op<R, n>(rule.name, ids, y, [rule, s = rule.saved(y, xs...)](const tensor<R>& g, std::span<const bool> need) {
+          return rule.backward(g, need, s);
+        });
+      else
+        record_op<R, n>(rule.name, ids, y,
+                        [rule](const tensor<R>& g, std::span<const bool> need) { return rule.backward(g, need); });
+    }
+  }
+  return y;
+}
+}  // namespace boundary
+
+template <class R, class Rule, tensor_like... X>
+tensor<R> run_boundary(Rule rule, const X&... xs) {
+  return boundary::run<R>(std::move(rule), eval(xs)...);
+}
+
+template <class R, class Rule, class T>
+tensor<R> run_boundary(Rule rule, const std::vector<tensor<T>>& xs) {
+  std::vector<fg::shape> shapes;
+  std::vector<tensor<T>> hs;
+  for (const auto& x : xs) {
+    boundary::check_defined(x.defined(), rule.name);
+    check_same_device(rule.name, xs[0].device(), x.device());
+    shapes.push_back(x.shape());
+  }
+  const fg::shape out = rule.shape(shapes);
+  for (const auto& x : xs) hs.push_back(host_operand(x, rule.name));
+  tensor<R> h(out, fg::device::cpu(), rule.name);
+  rule.host(h.buffer()->data, hs);
+  const tensor<R> y = h.to(xs.empty() ? fg::device::cpu() : xs[0].device());
+  if constexpr (std::is_floating_point_v<R>) {
+    if (recording()) {
+      std::vector<tensor_id> ids;
+      for (const auto& x : xs) ids.push_back(x.id());
+      record_op<R>(rule.name, ids, y,
+                   [rule](const tensor<R>& g, std::span<const bool> need) { return rule.backward(g, need); });
+    }
+  }
+  return y;
+}
+}  // namespace fusegrad::detail
