@@ -5,6 +5,8 @@
 #include <atomic>
 #include <cmath>
 #include <cstddef>
+#include <initializer_list>
+#include <string>
 #include <type_traits>
 
 #include "any_tensor.hpp"
@@ -48,6 +50,18 @@ nonfinite find_nonfinite(const tensor<T>& t) {
     return find_nonfinite(h.data(), h.size());
   }
 }
+/// Throws the error of Note [numerics checks] when y, made by op `name` from operands of the
+/// given shapes, holds NaN or Inf.
+template <class T>
+void check_result(const char* name, const tensor<T>& y, std::initializer_list<fg::shape> operands) {
+  const nonfinite f = find_nonfinite(y);
+  if (!f) return;
+  std::string shapes;
+  for (const fg::shape& s : operands) shapes += (shapes.empty() ? "" : ", ") + s.str();
+  throw value_error(cat("fg::debugging: '", name, "' produced ", f.words(), " values from operands of shape ", shapes,
+                        " (in a result of shape ", y.shape(), "; check_numerics)"));
+}
+
 /// The non-finite values of a type-erased tensor.
 inline nonfinite find_nonfinite(const any_tensor& t) {
   if (const auto* a = std::get_if<tensor<float>>(&t)) return find_nonfinite(*a);

@@ -75,6 +75,9 @@ tensor<R> run(Rule rule, const tensor<T>&... xs) {
     rule.host(h.buffer()->data, host_operand(xs, rule.name)...);
     y = h.to(d);
   }
+  if constexpr (std::is_floating_point_v<R>)
+    if (checking_numerics()) [[unlikely]]  // Note [numerics checks]
+      check_result(rule.name, y, {xs.shape()...});
   constexpr std::size_t n = differentiable<Rule>(sizeof...(T));
   if constexpr (std::is_floating_point_v<R> && n > 0) {
     if (recording()) {
@@ -113,6 +116,11 @@ tensor<R> run_boundary(Rule rule, const std::vector<tensor<T>>& xs) {
   tensor<R> h(out, fg::device::cpu(), rule.name);
   rule.host(h.buffer()->data, hs);
   const tensor<R> y = h.to(xs.empty() ? fg::device::cpu() : xs[0].device());
+  if constexpr (std::is_floating_point_v<R>)
+    if (checking_numerics()) [[unlikely]]
+      if (const nonfinite f = find_nonfinite(y))
+        throw value_error(cat("fg::debugging: '", rule.name, "' produced ", f.words(), " values from ", xs.size(),
+                              " operands (in a result of shape ", y.shape(), "; check_numerics)"));
   if constexpr (std::is_floating_point_v<R>) {
     if (recording()) {
       std::vector<tensor_id> ids;

@@ -126,11 +126,11 @@ void record_fused(const E& e, const fg::shape& iter, const fg::shape& gshape, fg
 }
 
 /// Note [numerics checks]: with fg::debugging::enable_check_numerics on, every floating-point
-/// result is checked for NaN and infinities as it is made: fused evaluations and reductions
-/// here, boundary ops where they record (autodiff/record_op.hpp), gradients where gradient()
-/// checks what each backward step returns. A fused evaluation that made one is replayed op by
-/// op from its program (no tape records the replay), and the error names the first op whose
-/// result holds one while its operands do not, with its operands' shapes. Off, a check costs
+/// result is checked for NaN and infinities as it is made: fused evaluations and sums here,
+/// boundary ops in their runner (eager/boundary.hpp), the other recorded ops where they record
+/// (autodiff/record_op.hpp), gradients where gradient() checks what each backward step returns.
+/// A fused evaluation that made one is replayed op by op from its program (no tape records the
+/// replay), and the error names the first op whose result holds one, with its operands' shapes. Off, a check costs
 /// one relaxed load per evaluation. enable_check_numerics installs the engines (Note [installed
 /// engines]) that the replay runs on.
 ///
