@@ -80,7 +80,7 @@ class variable {
       const std::lock_guard<detail::value_lock> g(s_->lock);
       std::swap(s_->value, next);
     }
-    return *this;  // the old value goes here, outside the lock, unless someone still holds it
+    return *this;  // `next`, now the old value, is released here, outside the lock
   }
   template <tensor_like E>
   variable& assign(const E& e) { return assign(tensor<T>(eval(e))); }
