@@ -7,8 +7,8 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 status=0
 
-bash scripts/configure.sh build-asan -Db_sanitize=address,undefined -Dbuildtype=plain \
-  "-Dcpp_args=['-O1','-fno-omit-frame-pointer','-fno-sanitize-recover=all']" \
+bash scripts/configure.sh build-asan -Db_sanitize=address,undefined -Doptimization=1 -Ddebug=false \
+  "-Dcpp_args=['-fno-omit-frame-pointer','-fno-sanitize-recover=all']" \
   -Dbenchmarks=disabled -Dexamples=false -Dheader_programs=false -Ddevice=disabled -Dcuda=disabled
 rm -f build-asan/meson-logs/testlog.json
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
