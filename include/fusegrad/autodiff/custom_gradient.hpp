@@ -139,7 +139,11 @@ auto custom_gradient(F f) {
                   "fg::custom_gradient: all inputs must have one element type");
     const std::array<tensor<T>, sizeof...(args)> in{tensor<T>(eval(args))...};
     detail::variable_read_log log;
-    auto [value, grad] = fg::detail::apply([&](const auto&... a) { return f(a...); }, in);
+    // Named members, not a structured binding: the lambda below captures grad, which clang
+    // before 16 refuses for a binding.
+    auto result = fg::detail::apply([&](const auto&... a) { return f(a...); }, in);
+    auto& value = std::get<0>(result);
+    auto& grad = std::get<1>(result);
     std::vector<tensor<T>> outs;
     if constexpr (std::is_same_v<std::remove_cvref_t<decltype(value)>, std::vector<tensor<T>>>) {
       for (const auto& v : value) outs.push_back(detail::reissue(v));
