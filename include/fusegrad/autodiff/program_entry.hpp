@@ -120,14 +120,7 @@ struct fused_entry : backward_fn {
             },
             grads[k]);
     if (!bad) return;
-    std::vector<std::pair<tape_state*, bool>> paused;
-    for (tape_state* t : tape_stack()) paused.emplace_back(t, std::exchange(t->paused, true));
-    struct restore {
-      std::vector<std::pair<tape_state*, bool>>& v;
-      ~restore() {
-        for (auto& [t, was] : v) t->paused = was;
-      }
-    } guard{paused};
+    const all_tapes_paused quiet;
     std::vector<any_grad> again(grads.size());
     replay_backward(*prog, leaves, literals, input_of.data(), inputs, iter, g, needed, again, *engines().services);
   }

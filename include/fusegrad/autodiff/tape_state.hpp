@@ -17,6 +17,7 @@
 #include <span>
 #include <thread>
 #include <variant>
+#include <utility>
 #include <vector>
 
 #include "../core/small_vector.hpp"
@@ -363,6 +364,23 @@ inline bool recording() noexcept {
     if (!t->paused) return true;
   return false;
 }
+
+/// While alive, no tape on this thread records (a diagnosis that replays ops, Note [numerics
+/// checks]); each tape's own pause is restored afterwards.
+class all_tapes_paused {
+ public:
+  all_tapes_paused() {
+    for (tape_state* t : tape_stack()) was_.emplace_back(t, std::exchange(t->paused, true));
+  }
+  ~all_tapes_paused() {
+    for (auto& [t, was] : was_) t->paused = was;
+  }
+  all_tapes_paused(const all_tapes_paused&) = delete;
+  all_tapes_paused& operator=(const all_tapes_paused&) = delete;
+
+ private:
+  std::vector<std::pair<tape_state*, bool>> was_;
+};
 
 /// True when some recording tape on this thread tracks one of `ids`.
 inline bool any_tape_tracks(std::span<const tensor_id> ids) noexcept {

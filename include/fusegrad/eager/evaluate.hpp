@@ -139,11 +139,6 @@ void record_fused(const E& e, const fg::shape& iter, const fg::shape& gshape, fg
 [[noreturn]] inline void report_nonfinite(const expr::program& p, std::span<const any_tensor> leaves,
                                           std::span<const cell> literals, const fg::shape& out, nonfinite f,
                                           const char* reduction = nullptr) {
-  auto holds = [](const any_tensor& t) {
-    if (const auto* a = std::get_if<tensor<float>>(&t)) return find_nonfinite(*a);
-    if (const auto* b = std::get_if<tensor<double>>(&t)) return find_nonfinite(*b);
-    return nonfinite{};
-  };
   auto shapes = [&](const small_vector<any_tensor, 16>& v, const expr::instr& in) {
     std::string s;
     for (std::size_t j = 0; j < in.op->arity; ++j) s += (j ? ", " : "") + shape_of(v[in.args[j]]).str();
@@ -151,24 +146,16 @@ void record_fused(const E& e, const fg::shape& iter, const fg::shape& gshape, fg
   };
   small_vector<any_tensor, 16> value;
   {
-    // The replay is a diagnosis: no tape records it.
-    std::vector<std::pair<tape_state*, bool>> paused;
-    for (tape_state* t : tape_stack()) paused.emplace_back(t, std::exchange(t->paused, true));
-    struct restore {
-      std::vector<std::pair<tape_state*, bool>>& v;
-      ~restore() {
-        for (auto& [t, was] : v) t->paused = was;
-      }
-    } guard{paused};
+    const all_tapes_paused quiet;  // the replay is a diagnosis: no tape records it
     value = engines().values(p, leaves, literals);
   }
   for (std::size_t q = 0; q < p.leaves; ++q)
-    if (const nonfinite g = holds(value[q]))
+    if (const nonfinite g = find_nonfinite(value[q]))
       throw value_error(cat("fg::debugging: an input of shape ", shape_of(value[q]), " holds ", g.words(),
                             " values (check_numerics)"));
   const std::size_t first = p.first_instr();
   for (std::size_t k = 0; k < p.code.size(); ++k) {
-    const nonfinite g = holds(value[first + k]);
+    const nonfinite g = find_nonfinite(value[first + k]);
     if (!g) continue;
     throw value_error(cat("fg::debugging: '", p.code[k].op->name, "' produced ", g.words(), " values from operands of shape ",
                           shapes(value, p.code[k]), " (in an evaluation of shape ", out, "; check_numerics)"));
