@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "../autodiff/program_backward.hpp"
+#include "../autodiff/program_entry.hpp"
 #include "../eval/host.hpp"
 #include "../expr/gradient.hpp"
 #include "../expr/program.hpp"
