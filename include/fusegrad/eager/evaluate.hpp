@@ -130,9 +130,9 @@ void record_fused(const E& e, const fg::shape& iter, const fg::shape& gshape, fg
 /// boundary ops in their runner (eager/boundary.hpp), the other recorded ops where they record
 /// (autodiff/record_op.hpp), gradients where gradient() checks what each backward step returns.
 /// A fused evaluation that made one is replayed op by op from its program (no tape records the
-/// replay), and the error names the first op whose result holds one, with its operands' shapes. Off, a check costs
-/// one relaxed load per evaluation. enable_check_numerics installs the engines (Note [installed
-/// engines]) that the replay runs on.
+/// replay), and the error names the first op whose result holds one, with its operands' shapes.
+/// Off, a check costs one relaxed load per evaluation. enable_check_numerics installs the
+/// engines (Note [installed engines]) that the replay runs on.
 ///
 /// Throws the error for an evaluation of program p over `leaves` and `literals` whose result,
 /// of shape `out`, holds what f says; `reduction`: the reduction applied to p's result, if any.
