@@ -48,6 +48,15 @@ inline void check_defined(bool defined, const char* op) {
   FG_CHECK(defined, value_error, "fg::", op, ": an operand is undefined (an unconnected gradient?)");
 }
 
+/// What a rules struct has (Note [boundary ops]); named concepts rather than requires-expressions
+/// inside `if constexpr`, which nvcc's front end does not always evaluate over a parameter pack.
+template <class Rule>
+concept forwards_operands = requires(const Rule& r) { r.forwards_operand(); };
+template <class Rule, class R, class... T>
+concept has_device_kernel = requires(const Rule& r, R* p, const tensor<T>&... x) { r.device(p, x...); };
+template <class Rule, class R, class... T>
+concept keeps_saved = requires(const Rule& r, const tensor<R>& y, const tensor<T>&... x) { r.saved(y, x...); };
+
 /// How many leading operands a rule differentiates (Note [boundary ops], step 6).
 template <class Rule>
 constexpr std::size_t differentiable(std::size_t operands) {
@@ -62,10 +71,10 @@ tensor<R> run(Rule rule, const tensor<T>&... xs) {
   const fg::device d = std::get<0>(std::tie(xs...)).device();
   (check_same_device(rule.name, d, xs.device()), ...);
   const fg::shape out = rule.shape(xs.shape()...);
-  if constexpr (requires { rule.forwards_operand(); })
+  if constexpr (forwards_operands<Rule>)
     if (rule.forwards_operand()) return reshape(std::get<0>(std::tie(xs...)), out);
   tensor<R> y;
-  if constexpr (requires(R* p) { rule.device(p, xs...); })
+  if constexpr (has_device_kernel<Rule, R, T...>)
     if (d.is_gpu()) {
       y = tensor<R>(out, d, rule.name);
       rule.device(y.buffer()->data, xs...);
@@ -84,7 +93,7 @@ tensor<R> run(Rule rule, const tensor<T>&... xs) {
       const std::array<tensor_id, sizeof...(T)> all{xs.id()...};
       std::array<tensor_id, n> ids;
       for (std::size_t i = 0; i < n; ++i) ids[i] = all[i];
-      if constexpr (requires { rule.saved(y, xs...); })
+      if constexpr (keeps_saved<Rule, R, T...>)
         record_op<R, n>(rule.name, ids, y, [rule, s = rule.saved(y, xs...)](const tensor<R>& g, std::span<const bool> need) {
           return rule.backward(g, need, s);
         });
