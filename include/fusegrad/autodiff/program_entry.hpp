@@ -38,6 +38,10 @@ struct entry_engines {
   /// run_op_by_op with the services below.
   any_tensor (*op_by_op)(const expr::program& p, std::span<const any_tensor> leaves, std::span<const cell> literals);
   const eager_services* services;
+  /// Throws the error for an evaluation whose result holds NaN or infinities (Note [numerics
+  /// checks]); installed by enable_check_numerics, so a unit that checks nothing does not compile it.
+  void (*report_nonfinite)(const expr::program& p, std::span<const any_tensor> leaves, std::span<const cell> literals,
+                           const fg::shape& out, nonfinite f, const char* reduction);
 };
 inline std::atomic<const entry_engines*> installed_engines{nullptr};
 

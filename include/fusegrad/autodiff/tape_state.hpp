@@ -137,6 +137,10 @@ struct tape_state {
   bool paused = false;
   bool used = false;
   std::thread::id owner = std::this_thread::get_id();
+  /// append(), reached through this pointer by record(): a translation unit that records
+  /// evaluations but constructs no tape does not compile it (Note [installed engines]).
+  void (*append_entry)(tape_state&, std::shared_ptr<backward_fn>&&, std::span<const tensor_id>, const std::uint32_t*,
+                       std::span<const tensor_id>, const slot_meta*) = &append_to;
 
   /// The slot of id, or no_slot.
   std::uint32_t find(tensor_id id) const noexcept { return slot_of.find(id); }
@@ -204,6 +208,10 @@ struct tape_state {
       tracked[o] = 1;
       keep_meta(o, out_meta[k]);
     }
+  }
+  static void append_to(tape_state& t, std::shared_ptr<backward_fn>&& fn, std::span<const tensor_id> in,
+                        const std::uint32_t* in_slots, std::span<const tensor_id> out, const slot_meta* out_meta) {
+    t.append(std::move(fn), in, in_slots, out, out_meta);
   }
   /// Note [tape size hint]: a loop that makes a tape in every step records about as much each
   /// time. A new tape reserves what the last tape this thread cleared or destroyed held (up
@@ -281,10 +289,13 @@ struct tape_state {
 /// the orphaned states from its array and frees them. If the creator has exited, the state is
 /// freed where the tape is destroyed. The creator's ops never record on a tape that is gone.
 struct thread_tapes;
+/// A state handed over by a tape destroyed elsewhere; its deleter comes from that tape, so code
+/// that only records does not compile tape_state's destructor.
+using orphan_state = std::unique_ptr<tape_state, void (*)(tape_state*) noexcept>;
 struct tape_stack_link {
   std::mutex m;
-  thread_tapes* owner = nullptr;                       ///< null once the thread has exited
-  std::vector<std::unique_ptr<tape_state>> orphaned;  ///< states of tapes destroyed elsewhere
+  thread_tapes* owner = nullptr;        ///< null once the thread has exited
+  std::vector<orphan_state> orphaned;  ///< states of tapes destroyed elsewhere
 };
 /// One thread's tape stack and its link (made with the thread's first tape).
 struct thread_tapes {
@@ -294,7 +305,7 @@ struct thread_tapes {
 
   /// Drops the orphaned states from `tapes` and frees them (on this thread, their creator).
   [[gnu::cold, gnu::noinline]] void drop_orphans() noexcept {
-    std::vector<std::unique_ptr<tape_state>> gone;
+    std::vector<orphan_state> gone;
     {
       const std::lock_guard<std::mutex> g(link->m);
       gone.swap(link->orphaned);
@@ -307,7 +318,7 @@ struct thread_tapes {
   thread_tapes& operator=(const thread_tapes&) = delete;
   ~thread_tapes() {
     if (!link) return;
-    std::vector<std::unique_ptr<tape_state>> gone;
+    std::vector<orphan_state> gone;
     const std::lock_guard<std::mutex> g(link->m);
     link->owner = nullptr;  // tapes of this thread destroyed later free their own state
     gone.swap(link->orphaned);
@@ -349,11 +360,12 @@ inline void pop_tape(std::unique_ptr<tape_state>& s, const std::shared_ptr<tape_
   const std::lock_guard<std::mutex> g(link->m);
   if (!link->owner) return;  // the creator has exited: the caller frees the state
   try {
-    link->orphaned.push_back(std::move(s));
+    link->orphaned.reserve(link->orphaned.size() + 1);
   } catch (...) {
     (void)s.release();  // no memory to hand it over: keep it alive rather than leave a dangling pointer
     return;
   }
+  link->orphaned.push_back(orphan_state(s.release(), [](tape_state* p) noexcept { delete p; }));
   link->owner->orphans.store(true, std::memory_order_relaxed);
 }
 
@@ -411,8 +423,8 @@ void record(std::span<const tensor_id> inputs, std::span<const tensor_id> output
     if (t->paused || !t->find_inputs(inputs, in_slots)) continue;
     if (!fn) fn = make();
     // The only recording tape takes fn by move (no reference count to touch).
-    if (active == 1) t->append(std::move(fn), inputs, in_slots, outputs, out_meta);
-    else t->append(std::shared_ptr<backward_fn>(fn), inputs, in_slots, outputs, out_meta);
+    if (active == 1) t->append_entry(*t, std::move(fn), inputs, in_slots, outputs, out_meta);
+    else t->append_entry(*t, std::shared_ptr<backward_fn>(fn), inputs, in_slots, outputs, out_meta);
   }
 }
 

@@ -1,10 +1,13 @@
 #pragma once
 /// \file fusegrad's exception types and the always-on check.
 
+#include <cstdio>
 #include <new>
 #include <sstream>
 #include <stdexcept>
 #include <string>
+#include <string_view>
+#include <type_traits>
 
 namespace fusegrad {
 
@@ -39,12 +42,43 @@ class out_of_memory : public std::bad_alloc {
 };
 
 namespace detail {
-/// Streams every argument into one string; used to build error messages only on failure.
+inline void append_signed(std::string& s, long long v) { s += std::to_string(v); }
+inline void append_unsigned(std::string& s, unsigned long long v) { s += std::to_string(v); }
+/// As a default std::ostream writes it (six significant digits).
+inline void append_float(std::string& s, double v) {
+  char b[32];
+  const int n = std::snprintf(b, sizeof b, "%g", v);
+  s.append(b, n > 0 ? static_cast<std::size_t>(n) : 0);
+}
+/// Appends a as text: strings and numbers directly, anything else through its operator<<.
+template <class A>
+void append_piece(std::string& s, const A& a) {
+  if constexpr (std::is_pointer_v<A> && std::is_convertible_v<A, const char*>) s += a ? a : "(null)";
+  else if constexpr (std::is_convertible_v<const A&, std::string_view>) s += std::string_view(a);
+  else if constexpr (std::is_same_v<A, char>) s += a;
+  else if constexpr (std::is_same_v<A, bool>) s += a ? '1' : '0';
+  else if constexpr (std::is_integral_v<A> && std::is_signed_v<A>) append_signed(s, a);
+  else if constexpr (std::is_integral_v<A>) append_unsigned(s, a);
+  else if constexpr (std::is_floating_point_v<A>) append_float(s, a);
+  else {
+    std::ostringstream os;
+    os << a;
+    s += os.str();
+  }
+}
+/// Every argument as text, in one string; builds error messages, only on failure (each call
+/// site's instance is a few calls: the text of strings and numbers is made by functions
+/// compiled once).
+template <class A>
+decltype(auto) as_piece(const A& a) {
+  if constexpr (std::is_array_v<A>) return static_cast<const std::remove_extent_t<A>*>(a);  // one instance for all lengths
+  else return (a);
+}
 template <class... A>
-std::string cat(const A&... a) {
-  std::ostringstream os;
-  (os << ... << a);
-  return os.str();
+[[gnu::cold, gnu::noinline]] std::string cat(const A&... a) {
+  std::string s;
+  (append_piece(s, as_piece(a)), ...);
+  return s;
 }
 }  // namespace detail
 }  // namespace fusegrad

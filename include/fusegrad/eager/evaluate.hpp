@@ -138,7 +138,7 @@ void record_fused(const E& e, const fg::shape& iter, const fg::shape& gshape, fg
 /// of shape `out`, holds what f says; `reduction`: the reduction applied to p's result, if any.
 [[noreturn]] inline void report_nonfinite(const expr::program& p, std::span<const any_tensor> leaves,
                                           std::span<const cell> literals, const fg::shape& out, nonfinite f,
-                                          const char* reduction = nullptr) {
+                                          const char* reduction) {
   auto shapes = [&](const small_vector<any_tensor, 16>& v, const expr::instr& in) {
     std::string s;
     for (std::size_t j = 0; j < in.op->arity; ++j) s += (j ? ", " : "") + shape_of(v[in.args[j]]).str();
@@ -173,7 +173,7 @@ void check_evaluation(const E& e, const tensor<T>& r, const char* reduction = nu
   expr::for_each_leaf(e, [&](const auto& l) { leaves.push_back(l.value); });
   small_vector<cell, 2> literals;
   collect_literals(e, literals);
-  report_nonfinite(program_of<E>(), leaves, literals, r.shape(), f, reduction);
+  engines().report_nonfinite(program_of<E>(), leaves, literals, r.shape(), f, reduction);
 }
 
 /// Evaluates e broadcast to `out` in one fused pass, recorded.
@@ -381,8 +381,8 @@ inline constexpr eager_services services{&service_add,       &service_sum_to,   
 
 /// Note [installed engines] (autodiff/program_entry.hpp): called by every gradient_tape made.
 inline void install_entry_engines() {
-  static constexpr entry_engines e{&run_fused_entry, &point_backward,           &replay_scalar_entry,
-                                   &replay_installed, &run_installed_op_by_op, &services};
+  static constexpr entry_engines e{&run_fused_entry,        &point_backward, &replay_scalar_entry, &replay_installed,
+                                   &run_installed_op_by_op, &services,       &report_nonfinite};
   installed_engines.store(&e, std::memory_order_release);
 }
 }  // namespace detail
