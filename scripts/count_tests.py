@@ -59,6 +59,6 @@ def count(path, label):
 for i, path in enumerate(sys.argv[1:]):
     count(path, "" if i == 0 else path.split("/")[0] + ": ")
 if skipped:
-    print(f"skipped: {skipped} (CUDA programs without a GPU)")
+    print(f"skipped: {skipped} (CUDA programs without a GPU; fuzzing without clang's libFuzzer)")
 print(f"tests: {passed} passed, {failed} failed")
 sys.exit(1 if failed else 0)

@@ -2,26 +2,41 @@
 # Builds the libFuzzer targets of tests/fuzz with clang (-fsanitize=fuzzer,address,undefined) and
 # runs each for a bounded time from its seed corpus (tests/fuzz/corpus/NAME). Usage:
 #   bash tests/fuzz/run.sh [SECONDS_PER_TARGET]   (default 60)
-# Needs clang and its libFuzzer runtime (Debian: clang, libclang-rt-dev or libclang-rt-14-dev).
-# New inputs that reach new code go to build-fuzz/corpus/NAME (the seed corpus is not changed);
-# a crash leaves its input in build-fuzz/ and fails the run.
+# FUZZ_DIR (default build-fuzz) holds the programs, their logs, the inputs found that reach new
+# code (FUZZ_DIR/corpus/NAME; the seed corpus is not changed) and a crashing input, which fails
+# the run. Needs clang and its libFuzzer runtime (Debian: clang, libclang-rt-dev); without them
+# it says so and exits 77 (a skipped test to meson).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 seconds="${1:-60}"
-mkdir -p build-fuzz
+out="${FUZZ_DIR:-build-fuzz}"
+mkdir -p "$out"
+if ! command -v clang++ >/dev/null ||
+   ! echo 'extern "C" int LLVMFuzzerTestOneInput(const unsigned char*, unsigned long) { return 0; }' |
+     clang++ -x c++ -fsanitize=fuzzer - -o "$out/probe" >/dev/null 2>&1; then
+  echo "fuzz: clang with libFuzzer not found (Debian: clang libclang-rt-dev); skipping"
+  exit 77
+fi
 flags=$(pkg-config --cflags xtensor)
 status=0
 for src in tests/fuzz/*_fuzz.cpp; do
   name=$(basename "$src" _fuzz.cpp)
-  exe=build-fuzz/${name}_fuzz
-  clang++ -std=c++20 -O1 -g -march=native -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
-    -Iinclude $flags "$src" -lopenblas -o "$exe"
-  mkdir -p "build-fuzz/corpus/$name"
+  exe=$out/${name}_fuzz
+  if [ ! -x "$exe" ] || [ "$src" -nt "$exe" ] || [ -n "$(find include -newer "$exe" -name '*.hpp' -print -quit)" ]; then
+    clang++ -std=c++20 -O1 -g -march=native -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
+      -Iinclude $flags "$src" -lopenblas -o "$exe"
+  fi
+  mkdir -p "$out/corpus/$name"
   # Huge requests are fusegrad's to refuse (out_of_memory), not the sanitizer's to abort on.
-  ASAN_OPTIONS=allocator_may_return_null=1:detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+  if ASAN_OPTIONS=allocator_may_return_null=1:detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
     "$exe" -max_total_time="$seconds" -max_len=256 -rss_limit_mb=4096 -print_final_stats=1 \
-      -artifact_prefix=build-fuzz/ "build-fuzz/corpus/$name" "tests/fuzz/corpus/$name" \
-      > "build-fuzz/$name.log" 2>&1 || { status=1; tail -n 40 "build-fuzz/$name.log"; }
-  grep -E "^stat::number_of_executed_units|^stat::peak_rss_mb|cov:" "build-fuzz/$name.log" | tail -n 3 || true
+      -artifact_prefix="$out/" "$out/corpus/$name" "tests/fuzz/corpus/$name" > "$out/$name.log" 2>&1; then
+    echo "fuzz $name: $(grep -E '^stat::number_of_executed_units' "$out/$name.log" | awk '{print $2}') runs in ${seconds} s," \
+         "$(grep -oE 'cov: [0-9]+' "$out/$name.log" | tail -n 1 | awk '{print $2}') edges, no defect"
+  else
+    status=1
+    echo "fuzz $name: FAILED"
+    tail -n 40 "$out/$name.log"
+  fi
 done
 exit "$status"

@@ -411,14 +411,10 @@ class gradient_tape {
                       std::span<const std::uint32_t> src_slot, const std::vector<source>& sources) const;
   /// Throws when g, fn's gradient for its input k, holds NaN or Inf (Note [numerics checks]).
   static void check_numerics_of(const detail::backward_fn& fn, std::size_t k, const detail::any_grad& g) {
-    std::visit(
-        [&](const auto& t) {
-          if constexpr (!std::is_same_v<std::decay_t<decltype(t)>, std::monostate>)
-            if (const detail::nonfinite f = detail::find_nonfinite(t))
-              throw value_error(detail::cat("fg::debugging: the gradient of '", fn.name(), "' for its input ", k,
-                                            " (shape ", t.shape(), ") holds ", f.words(), " values (check_numerics)"));
-        },
-        g);
+    if (const detail::nonfinite f = detail::find_nonfinite(g))
+      throw value_error(detail::cat("fg::debugging: the gradient of '", fn.name(), "' for its input ", k, " (shape ",
+                                    detail::grad_shape(g), ") holds ", f.words(),
+                                    " values (check_numerics)"));
   }
 
   // The state lives on the heap so that a tape destroyed on another thread can hand it to its

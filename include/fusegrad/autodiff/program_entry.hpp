@@ -116,13 +116,7 @@ struct fused_entry : backward_fn {
   /// step runs again op by op, which names the op whose rule made it (no tape records it).
   void diagnose(const any_tensor& g, std::span<const bool> needed, std::span<any_grad> grads) {
     bool bad = false;
-    for (std::size_t k = 0; k < grads.size(); ++k)
-      if (needed[k])
-        std::visit(
-            [&](const auto& t) {
-              if constexpr (!std::is_same_v<std::decay_t<decltype(t)>, std::monostate>) bad = bad || find_nonfinite(t);
-            },
-            grads[k]);
+    for (std::size_t k = 0; k < grads.size(); ++k) bad = bad || (needed[k] && find_nonfinite(grads[k]));
     if (!bad) return;
     const all_tapes_paused quiet;
     std::vector<any_grad> again(grads.size());

@@ -20,6 +20,7 @@
 #include <utility>
 #include <vector>
 
+#include "../core/numerics.hpp"
 #include "../core/small_vector.hpp"
 
 #include "../core/tensor.hpp"
@@ -29,6 +30,19 @@ namespace fusegrad::detail {
 
 /// A gradient flowing through the tape: none, or a float or double tensor.
 using any_grad = std::variant<std::monostate, tensor<float>, tensor<double>>;
+
+/// The non-finite values of a gradient (Note [numerics checks]); none when there is no gradient.
+inline nonfinite find_nonfinite(const any_grad& g) {
+  if (const auto* a = std::get_if<tensor<float>>(&g)) return find_nonfinite(*a);
+  if (const auto* b = std::get_if<tensor<double>>(&g)) return find_nonfinite(*b);
+  return {};
+}
+/// The shape of a gradient (the empty shape when there is none).
+inline fg::shape grad_shape(const any_grad& g) {
+  if (const auto* a = std::get_if<tensor<float>>(&g)) return a->shape();
+  if (const auto* b = std::get_if<tensor<double>>(&g)) return b->shape();
+  return {};
+}
 
 /// The gradient of a one-element host tensor held as a number while gradient() walks the tape
 /// (Note [scalar entries]). Float gradients are kept rounded to float, so the walk computes

@@ -77,7 +77,7 @@ struct memo_access<A, V, type_list<N...>> : A {
   }
 };
 }  // namespace fusegrad::detail
-namespace fusegrad::expr::kdetail {
+namespace fusegrad::inline expr::kdetail {
 template <class A, class V, class L>
 inline constexpr bool is_memo_access<fg::detail::memo_access<A, V, L>> = true;
 }  // namespace fusegrad::expr::kdetail

@@ -36,7 +36,7 @@
 // instantiate the ops' `__host__ __device__` rules with xsimd batches, which nvcc rejects in
 // device code. The GPU pass never runs host loops, so it sees every expression as non-SIMD;
 // the host pass, which builds the code that runs, keeps SIMD.
-namespace fusegrad::expr {
+namespace fusegrad::inline expr {
 template <> struct uniform_type<leaf<float>, float> : std::false_type {};
 template <> struct uniform_type<leaf<double>, double> : std::false_type {};
 template <> struct uniform_type<literal<float>, float> : std::false_type {};

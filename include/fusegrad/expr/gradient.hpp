@@ -12,7 +12,7 @@
 
 #include "node.hpp"
 
-namespace fusegrad::expr {
+namespace fusegrad::inline expr {
 template <class G> struct is_zero_grad : std::is_same<G, zero_grad> {};
 
 /// The vector-Jacobian product of node e's operand I for upstream gradient g. A function

@@ -16,7 +16,7 @@
 
 #include "../core/any_tensor.hpp"
 
-namespace fusegrad::expr {
+namespace fusegrad::inline expr {
 
 /// The largest number of operands an elementwise op takes (where).
 inline constexpr std::size_t max_arity = 3;
