@@ -45,6 +45,11 @@ PROGRAMS = {
     "fusegrad/ops/common.hpp": ([], "ok = fg::tensor_like<fg::tensor<float>> && !fg::tensor_like<int>;"),
     "fusegrad/ops/unary.hpp": ([EAGER], "fg::tensor<float> y = fg::exp(fg::tensor<float>(0.f));\nok = y.item() == 1.f;"),
     "fusegrad/ops/binary.hpp": ([EAGER], "fg::tensor<int> y = fg::tensor<int>{7, -7} / 2;\nok = y.data()[0] == 3 && y.data()[1] == -4;"),
+    "fusegrad/ops/reducers.hpp": ([], "using fusegrad::ops::max_reducer;\n"
+                                  "const float nan = std::numeric_limits<float>::quiet_NaN();\n"
+                                  "ok = fusegrad::ops::sum_reducer<int>::combine(2147483647, 1) == -2147483647 - 1 &&\n"
+                                  "     std::isnan(max_reducer<float>::combine(nan, 1.f)) && std::isnan(max_reducer<float>::combine(1.f, nan)) &&\n"
+                                  "     max_reducer<float>::combine(1.f, 2.f) == 2.f && fusegrad::ops::prod_reducer<double>::identity() == 1.0;"),
     "fusegrad/ops/strided_walk.hpp": ([], "fusegrad::detail::strided_walk w;  // the transpose of a 2 x 3 matrix\n"
                                      "w.push(3, 1);\nw.push(2, 3);\nconst int src[6] = {0, 1, 2, 3, 4, 5};\nint dst[6];\n"
                                      "fusegrad::detail::copy_walk(w, src, dst);\nok = dst[1] == 3 && dst[4] == 2;"),
@@ -63,7 +68,7 @@ PROGRAMS = {
     "fusegrad/eval/host.hpp": ([], "fg::tensor<float> x = {1.f, 2.f, 3.f};\nfloat out[3];\n"
                                "fusegrad::host::evaluate_host(fg::expr::leaf<float>{x}, x.shape(), out);\nok = out[2] == 3.f;"),
     "fusegrad/eval/host_reduce.hpp": ([], "fg::tensor<float> x = {1.f, 2.f, 3.f};\ndouble acc = 0;\n"
-                                      "fusegrad::host::reduce_host<fusegrad::host::sum_reducer<float>>(fg::expr::leaf<float>{x}, x.shape(), fg::shape{1}, &acc);\n"
+                                      "fusegrad::host::reduce_host<fusegrad::ops::sum_reducer<float>>(fg::expr::leaf<float>{x}, x.shape(), fg::shape{1}, &acc);\n"
                                       "ok = acc == 6;"),
     "fusegrad/eval/dispatch.hpp": ([], "fg::tensor<float> x = {1.f, 2.f};\nfloat out[2];\n"
                                    "fusegrad::detail::run_elementwise(fg::expr::leaf<float>{x}, x.shape(), fg::device::cpu(), out);\nok = out[1] == 2.f;"),

@@ -174,9 +174,9 @@ tensor<T> sum_host_to(const tensor<T>& t, const fg::shape& iter, const fg::shape
   fg::shape keep;
   const std::size_t off = iter.rank() - target.rank();
   for (std::size_t d = 0; d < iter.rank(); ++d) keep.push_back(d < off ? 1 : target[d - off]);
-  using A = typename host::sum_reducer<T>::acc;
+  using A = typename ops::sum_reducer<T>::acc;
   std::vector<A> acc(keep.elements(), A(0));
-  host::reduce_host<host::sum_reducer<T>>(expr::leaf<T>{t}, iter, keep, acc.data());
+  host::reduce_host<ops::sum_reducer<T>>(expr::leaf<T>{t}, iter, keep, acc.data());
   tensor<T> r(target, fg::device::cpu());
   for (std::size_t i = 0; i < acc.size(); ++i) r.buffer()->data[i] = static_cast<T>(acc[i]);
   return r;

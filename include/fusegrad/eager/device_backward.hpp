@@ -60,7 +60,7 @@ tensor<T> unrecorded_sum_to(const E& e, const fg::shape& iter, const fg::shape& 
     fg::shape keep;
     const std::size_t off = iter.rank() - target.rank();
     for (std::size_t k = 0; k < iter.rank(); ++k) keep.push_back(k < off ? 1 : target[k - off]);
-    run_reduction<host::sum_reducer<T>>(e, iter, keep, d, r.buffer()->data);
+    run_reduction<ops::sum_reducer<T>>(e, iter, keep, d, r.buffer()->data);
   }
   return r;
 }

@@ -212,7 +212,7 @@ tensor<T> mean_to(const E& e, const fg::shape& iter, const fg::shape& keep, std:
   const fg::device dev = common_device(e);
   tensor<T> r(keep, dev);
   const T n = static_cast<T>(count);
-  run_reduction<host::sum_reducer<T>>(e, iter, keep, dev, r.buffer()->data, n);
+  run_reduction<ops::sum_reducer<T>>(e, iter, keep, dev, r.buffer()->data, n);
   if (checking_numerics()) [[unlikely]]
     check_evaluation(e, r, "reduce_mean");
   if (recording()) record_fused(e / n, iter, keep, dev, r);
@@ -231,7 +231,7 @@ tensor<T> sum_to(const E& e, const fg::shape& iter, const fg::shape& target) {
   tensor<T> r(target, dev);
   if constexpr (may_save_derivative<E>()) {
     if (keep.elements() == 1) {
-      typename host::sum_reducer<T>::acc sum(0);
+      typename ops::sum_reducer<T>::acc sum(0);
       if (tensor<T> dr = sum_saving_derivative(e, iter, &sum); dr.defined()) {
         *r.buffer()->data = static_cast<T>(sum);
         if (checking_numerics()) [[unlikely]]
@@ -241,7 +241,7 @@ tensor<T> sum_to(const E& e, const fg::shape& iter, const fg::shape& target) {
       }
     }
   }
-  run_reduction<host::sum_reducer<T>>(e, iter, keep, dev, r.buffer()->data);
+  run_reduction<ops::sum_reducer<T>>(e, iter, keep, dev, r.buffer()->data);
   if constexpr (std::is_floating_point_v<T>) {
     if (checking_numerics()) [[unlikely]]
       check_evaluation(e, r, "reduce_sum");

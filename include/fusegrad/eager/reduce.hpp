@@ -173,7 +173,7 @@ struct prod_grad {
 template <tensor_like X>
 tensor<value_type_of<X>> reduce_max(const X& x, const axes& ax = {}, bool keepdims = false) {
   static_assert(!std::same_as<value_type_of<X>, bool>, "fg::reduce_max: use fg::reduce_any on bool tensors");
-  return detail::reduce_recorded<host::max_reducer<value_type_of<X>>>(x, ax, keepdims, "reduce_max", detail::extremum_grad{});
+  return detail::reduce_recorded<ops::max_reducer<value_type_of<X>>>(x, ax, keepdims, "reduce_max", detail::extremum_grad{});
 }
 /// Alias of fg::reduce_max.
 template <tensor_like X>
@@ -182,7 +182,7 @@ tensor<value_type_of<X>> max(const X& x, const axes& ax = {}, bool keepdims = fa
 template <tensor_like X>
 tensor<value_type_of<X>> reduce_min(const X& x, const axes& ax = {}, bool keepdims = false) {
   static_assert(!std::same_as<value_type_of<X>, bool>, "fg::reduce_min: use fg::reduce_all on bool tensors");
-  return detail::reduce_recorded<host::min_reducer<value_type_of<X>>>(x, ax, keepdims, "reduce_min", detail::extremum_grad{});
+  return detail::reduce_recorded<ops::min_reducer<value_type_of<X>>>(x, ax, keepdims, "reduce_min", detail::extremum_grad{});
 }
 /// Alias of fg::reduce_min.
 template <tensor_like X>
@@ -191,7 +191,7 @@ tensor<value_type_of<X>> min(const X& x, const axes& ax = {}, bool keepdims = fa
 template <tensor_like X>
 tensor<value_type_of<X>> reduce_prod(const X& x, const axes& ax = {}, bool keepdims = false) {
   static_assert(!std::same_as<value_type_of<X>, bool>, "fg::reduce_prod: product of a bool tensor; use fg::reduce_all");
-  return detail::reduce_recorded<host::prod_reducer<value_type_of<X>>>(x, ax, keepdims, "reduce_prod", detail::prod_grad{});
+  return detail::reduce_recorded<ops::prod_reducer<value_type_of<X>>>(x, ax, keepdims, "reduce_prod", detail::prod_grad{});
 }
 /// Alias of fg::reduce_prod.
 template <tensor_like X>
@@ -200,7 +200,7 @@ tensor<value_type_of<X>> prod(const X& x, const axes& ax = {}, bool keepdims = f
 template <tensor_like X>
 tensor<bool> reduce_all(const X& x, const axes& ax = {}, bool keepdims = false) {
   static_assert(std::same_as<value_type_of<X>, bool>, "fg::reduce_all takes a bool tensor; compare first (x > 0)");
-  return detail::reduce_recorded<host::all_reducer>(x, ax, keepdims, "reduce_all", detail::no_grad{});
+  return detail::reduce_recorded<ops::all_reducer>(x, ax, keepdims, "reduce_all", detail::no_grad{});
 }
 /// Alias of fg::reduce_all.
 template <tensor_like X>
@@ -209,7 +209,7 @@ tensor<bool> all(const X& x, const axes& ax = {}, bool keepdims = false) { retur
 template <tensor_like X>
 tensor<bool> reduce_any(const X& x, const axes& ax = {}, bool keepdims = false) {
   static_assert(std::same_as<value_type_of<X>, bool>, "fg::reduce_any takes a bool tensor; compare first (x > 0)");
-  return detail::reduce_recorded<host::any_reducer>(x, ax, keepdims, "reduce_any", detail::no_grad{});
+  return detail::reduce_recorded<ops::any_reducer>(x, ax, keepdims, "reduce_any", detail::no_grad{});
 }
 /// Alias of fg::reduce_any.
 template <tensor_like X>

@@ -127,7 +127,7 @@ FG_FLATTEN void run_row_with_derivative(const K& k, const DK& dk, std::size_t n,
 /// sum is added to *sum (in reduce_host's order: chunks folded, then added); de's into dd.
 template <class E, class D, class T = typename E::value_type>
 void evaluate_host_with_derivative(const E& e, const D& de, const fg::shape& out, const T* src, const T* pool,
-                                   T* dst, typename host::sum_reducer<T>::acc* sum, T* dd) {
+                                   T* dst, typename ops::sum_reducer<T>::acc* sum, T* dd) {
   ++fg::detail::counters().passes;
   const auto k = expr::make_kernel(e, out);
   const auto dk = expr::make_kernel(de, out);
@@ -137,7 +137,7 @@ void evaluate_host_with_derivative(const E& e, const D& de, const fg::shape& out
   for (std::size_t c = 0; c < n; c += host::detail::reduce_chunk) {
     const std::size_t m = std::min(host::detail::reduce_chunk, n - c);
     run_row_with_derivative(k, dk, m, tmp, dd + c, src + c, pool);
-    *sum += static_cast<typename host::sum_reducer<T>::acc>(host::detail::fold_chunk<host::sum_reducer<T>>(tmp, m));
+    *sum += static_cast<typename ops::sum_reducer<T>::acc>(host::detail::fold_chunk<ops::sum_reducer<T>>(tmp, m));
   }
 }
 
@@ -222,7 +222,7 @@ constexpr bool may_save_derivative() {
 /// Sums e over `iter` on the host into *sum saving its derivative when e qualifies. Returns the
 /// derivative, or an undefined tensor when e does not qualify (and then does nothing).
 template <class E, class T = typename E::value_type>
-tensor<T> sum_saving_derivative(const E& e, const fg::shape& iter, typename host::sum_reducer<T>::acc* sum) {
+tensor<T> sum_saving_derivative(const E& e, const fg::shape& iter, typename ops::sum_reducer<T>::acc* sum) {
   if constexpr (!may_save_derivative<E>()) {
     return {};
   } else {

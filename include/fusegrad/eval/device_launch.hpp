@@ -36,50 +36,10 @@ struct index_space {
   }
 };
 
-/// The device form of each host reducer (eval/host_reduce.hpp): its accumulator type and a
-/// `__host__ __device__` combine. max and min propagate NaN, as on the host.
-template <class R> struct combine;
-template <class T> struct combine<host::sum_reducer<T>> {
-  using acc = typename host::sum_reducer<T>::acc;
-  FG_HD acc operator()(acc a, acc b) const {
-    if constexpr (fg::detail::signed_integer<acc>) return fg::detail::wrapping_add(a, b);  // Note [integer wraparound]
-    else return a + b;
-  }
-};
-template <class T> struct combine<host::prod_reducer<T>> {
-  using acc = T;
-  FG_HD acc operator()(acc a, acc b) const {
-    if constexpr (fg::detail::signed_integer<acc>) return fg::detail::wrapping_mul(a, b);
-    else return a * b;
-  }
-};
-template <class T> struct combine<host::max_reducer<T>> {
-  using acc = T;
-  FG_HD acc operator()(acc a, acc b) const {
-    if constexpr (std::is_floating_point_v<T>) {
-      if (b != b) return b;
-      if (a != a) return a;
-    }
-    return b > a ? b : a;
-  }
-};
-template <class T> struct combine<host::min_reducer<T>> {
-  using acc = T;
-  FG_HD acc operator()(acc a, acc b) const {
-    if constexpr (std::is_floating_point_v<T>) {
-      if (b != b) return b;
-      if (a != a) return a;
-    }
-    return b < a ? b : a;
-  }
-};
-template <> struct combine<host::all_reducer> {
-  using acc = bool;
-  FG_HD bool operator()(bool a, bool b) const { return a && b; }
-};
-template <> struct combine<host::any_reducer> {
-  using acc = bool;
-  FG_HD bool operator()(bool a, bool b) const { return a || b; }
+/// Reducer R's combine (ops/reducers.hpp) as the functor the device kernels call.
+template <class R> struct combine {
+  using acc = typename R::acc;
+  FG_HD acc operator()(acc a, acc b) const { return R::combine(a, b); }
 };
 
 /// The iteration of a reduction: output element o (row-major over the kept axes) and reduced
@@ -147,8 +107,7 @@ struct segment_space {
 /// the expression; the partials are then folded by kernels that depend on the reducer and the
 /// type alone: thrust::reduce for a full reduction, one thread per output for the others. A
 /// full reduction aims for full_reduce_threads threads, the others for reduce_threads, none
-/// folding fewer than min_chunk elements. combine<R> restates the host reducer R for device
-/// code (its SIMD members are host-only).
+/// folding fewer than min_chunk elements. combine<R> calls reducer R's own combine.
 /// Where partial (o, c) of a reduction lives: outputs fastest when the innermost axis is kept
 /// (neighbouring threads then read neighbouring outputs), chunks fastest otherwise.
 struct partial_layout {

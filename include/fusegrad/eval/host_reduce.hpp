@@ -1,6 +1,7 @@
 #pragma once
 /// \file Fused reductions on the host: the operand expression is computed a chunk at a time
 /// into a small L1-resident buffer and folded at once, so the reduction is one pass over memory.
+/// The reducers themselves (identity, combine) are the ops floor's (ops/reducers.hpp).
 
 #include <algorithm>
 #include <cmath>
@@ -8,93 +9,28 @@
 #include <vector>
 
 #include "../core/integer.hpp"
+#include "../ops/reducers.hpp"
 #include "host.hpp"
 
 namespace fusegrad::host {
 
-/// The lanes of batch b folded with reducer R's scalar combine, from R's identity.
-template <class R, class B>
-auto fold_lanes(B b) {
-  using T = typename B::value_type;
-  alignas(64) T v[B::size];
-  b.store_aligned(v);
-  T r = R::identity();
-  for (T x : v) r = R::combine(r, x);
-  return r;
-}
-
-/// A reduction: identity, scalar and SIMD combine, and the accumulator type.
-template <class T> struct sum_reducer {
-  static constexpr bool needs_elements = false;
-  using acc = std::conditional_t<std::is_same_v<T, float>, double, T>;
-  static constexpr T identity() { return T(0); }
-  template <class V> static V combine(V a, V b) {
-    if constexpr (fg::detail::signed_integer<V>) return fg::detail::wrapping_add(a, b);  // Note [integer wraparound]
-    else return a + b;
-  }
-  template <class B> static T horizontal(B b) { return xsimd::hadd(b); }
-};
-template <class T> struct prod_reducer {
-  static constexpr bool needs_elements = false;
-  using acc = T;
-  static constexpr T identity() { return T(1); }
-  template <class V> static V combine(V a, V b) {
-    if constexpr (fg::detail::signed_integer<V>) return fg::detail::wrapping_mul(a, b);
-    else return a * b;
-  }
-  template <class B> static T horizontal(B b) { return fold_lanes<prod_reducer>(b); }
-};
-/// max and min propagate NaN, as TensorFlow's reduce_max does.
-template <class T> struct max_reducer {
-  static constexpr bool needs_elements = true;
-  using acc = T;
-  static constexpr T identity() {
-    return std::numeric_limits<T>::has_infinity ? -std::numeric_limits<T>::infinity() : std::numeric_limits<T>::lowest();
-  }
-  static T combine(T a, T b) {
-    if constexpr (std::is_floating_point_v<T>)
-      if (b != b) return b;
-    return b > a ? b : a;
-  }
-  template <class B> static B combine(B a, B b) { return xsimd::select(xsimd::isnan(b), b, xsimd::select(b > a, b, a)); }
-  template <class B> static T horizontal(B b) { return fold_lanes<max_reducer>(b); }
-};
-template <class T> struct min_reducer {
-  static constexpr bool needs_elements = true;
-  using acc = T;
-  static constexpr T identity() {
-    return std::numeric_limits<T>::has_infinity ? std::numeric_limits<T>::infinity() : std::numeric_limits<T>::max();
-  }
-  static T combine(T a, T b) {
-    if constexpr (std::is_floating_point_v<T>)
-      if (b != b) return b;
-    return b < a ? b : a;
-  }
-  template <class B> static B combine(B a, B b) { return xsimd::select(xsimd::isnan(b), b, xsimd::select(b < a, b, a)); }
-  template <class B> static T horizontal(B b) { return fold_lanes<min_reducer>(b); }
-};
-struct all_reducer {
-  static constexpr bool needs_elements = false;
-  using acc = bool;
-  static constexpr bool identity() { return true; }
-  static bool combine(bool a, bool b) { return a && b; }
-};
-struct any_reducer {
-  static constexpr bool needs_elements = false;
-  using acc = bool;
-  static constexpr bool identity() { return false; }
-  static bool combine(bool a, bool b) { return a || b; }
-};
-
 namespace detail {
 inline constexpr std::size_t reduce_chunk = 1024;
+
+// nvcc's GPU pass never runs host loops (Note [device pass]): it folds without SIMD, since
+// the reducers' combine is `__host__ __device__` and nvcc rejects batches in device code.
+#if defined(__CUDA_ARCH__)
+inline constexpr bool simd_folds = false;
+#else
+inline constexpr bool simd_folds = FUSEGRAD_HOST_SIMD;
+#endif
 
 /// Folds n values of a chunk with R, in SIMD for floating types.
 template <class R, class T>
 T fold_chunk(const T* v, std::size_t n) {
   std::size_t i = 0;
   T r = R::identity();
-  if constexpr (FUSEGRAD_HOST_SIMD && std::is_floating_point_v<T>) {  // Note [host simd]
+  if constexpr (simd_folds && std::is_floating_point_v<T>) {  // Note [host simd]
     using B = xsimd::batch<T>;
     constexpr std::size_t w = B::size;
     if (n >= 2 * w) {
