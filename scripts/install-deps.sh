@@ -3,7 +3,7 @@
 set -euo pipefail
 packages=(g++ pkg-config python3 meson ninja-build libboost-dev libxtensor-dev libxsimd-dev
           libxtensor-blas-dev libopenblas-dev catch2 libbenchmark-dev
-          clang libclang-rt-dev)  # clang: the fuzz targets (tests/fuzz)
+          clang libclang-rt-dev cmake)  # clang: the fuzz targets (tests/fuzz); cmake: tests/packaging
 missing=()
 for p in "${packages[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
