@@ -66,14 +66,15 @@ void append_piece(std::string& s, const A& a) {
     s += os.str();
   }
 }
+/// A character array as a pointer, so that one append_piece serves string literals of every length.
+template <class A>
+decltype(auto) as_piece(const A& a) {
+  if constexpr (std::is_array_v<A>) return static_cast<const std::remove_extent_t<A>*>(a);
+  else return (a);
+}
 /// Every argument as text, in one string; builds error messages, only on failure (each call
 /// site's instance is a few calls: the text of strings and numbers is made by functions
 /// compiled once).
-template <class A>
-decltype(auto) as_piece(const A& a) {
-  if constexpr (std::is_array_v<A>) return static_cast<const std::remove_extent_t<A>*>(a);  // one instance for all lengths
-  else return (a);
-}
 template <class... A>
 [[gnu::cold, gnu::noinline]] std::string cat(const A&... a) {
   std::string s;
