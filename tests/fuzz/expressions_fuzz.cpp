@@ -11,6 +11,8 @@
 // -fsanitize=fuzzer,address,undefined.
 #include <fusegrad/fusegrad.hpp>
 
+#include "fuzz_bytes.hpp"
+
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -21,16 +23,7 @@
 
 namespace {
 
-/// Reads the fuzz input a byte at a time; zeros once it is used up.
-struct bytes {
-  const std::uint8_t* p;
-  std::size_t n;
-  std::uint8_t u8() {
-    if (n == 0) return 0;
-    --n;
-    return *p++;
-  }
-};
+using bytes = fuzz::byte_reader;
 
 [[noreturn]] void defect(const char* what) {
   std::fprintf(stderr, "fusegrad expressions fuzz: %s\n", what);

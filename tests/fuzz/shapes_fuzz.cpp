@@ -6,6 +6,8 @@
 // is a defect. Built by tests/fuzz/run.sh with clang's -fsanitize=fuzzer,address,undefined.
 #include <fusegrad/fusegrad.hpp>
 
+#include "fuzz_bytes.hpp"
+
 #include <cstddef>
 #include <cstdint>
 #include <climits>
@@ -16,15 +18,8 @@
 
 namespace {
 
-/// Reads the fuzz input a byte or a word at a time; zeros once it is used up.
-struct bytes {
-  const std::uint8_t* p;
-  std::size_t n;
-  std::uint8_t u8() {
-    if (n == 0) return 0;
-    --n;
-    return *p++;
-  }
+/// The fuzz input read as small numbers and dimensions.
+struct bytes : fuzz::byte_reader {
   long small(long lo, long hi) { return lo + static_cast<long>(u8() % static_cast<unsigned>(hi - lo + 1)); }
   /// A dimension: mostly small, sometimes huge (the overflow checks' business).
   std::size_t dim() {
