@@ -73,7 +73,7 @@ void fusegrad_op_by_op(benchmark::State& state) {
   for (auto _ : state) {
     // Each node of the expression is evaluated into a tensor of its own, as an eager
     // framework without fusion would: seven passes and six temporaries.
-    fg::tensor<float> y = fg::detail::evaluate_unfused(fg::log(1 + fg::exp(x)) * fg::sigmoid(x) + x * x);
+    fg::tensor<float> y = fg::eager::evaluate_unfused(fg::log(1 + fg::exp(x)) * fg::sigmoid(x) + x * x);
     benchmark::DoNotOptimize(y.data());
   }
   count_items(state);

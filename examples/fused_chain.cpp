@@ -9,7 +9,7 @@
 int main() {
   const fg::tensor<double> x = fg::linspace<double>(-3.0, 3.0, 1000001);
   // fusegrad counts the loops its evaluators run (the hook its tests use to prove fusion).
-  const auto& passes = fg::detail::counters().passes;
+  const auto& passes = fg::core::counters().passes;
   const auto start = passes;
 
   // One loop, one output buffer: no tensors for exp(x), 1 + exp(x), log(...), sigmoid(x), x * x.

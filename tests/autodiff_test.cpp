@@ -37,7 +37,7 @@ TEST_CASE("the gradient of a fused chain matches the analytic derivative", "[tap
   fg::tensor<double> x = fg::linspace<double>(-3, 3, 101);
   fg::gradient_tape g;
   g.watch(x);
-  auto& c = fg::detail::counters();
+  auto& c = fg::core::counters();
   const auto p0 = c.passes;
   fg::tensor<double> loss = fg::sum(fg::log(1 + fg::exp(x)) * fg::sigmoid(x) + x * x);
   CHECK(c.passes - p0 == 1);

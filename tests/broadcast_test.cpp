@@ -252,7 +252,7 @@ TEST_CASE("a chain of 12 ops with broadcast operands and scalars is one pass and
   const dims_t da = {64, 1}, db = {1, 50};
   const fg::tensor<float> a = random_tensor<float>(da, gen), b = random_tensor<float>(db, gen);
   const fg::tensor<float> c = 0.5f;
-  auto& counters = fg::detail::counters();
+  auto& counters = fg::core::counters();
   const auto passes = counters.passes, allocs = counters.allocations;
   const fg::tensor<float> y = fg::exp(a) * b + 3 * fg::sin(a - b) / (1 + fg::square(b)) - fg::tanh(a) * 0.5f +
                               fg::sqrt(fg::abs(b) + c) + fg::sigmoid(a * b) - 2;
@@ -270,7 +270,7 @@ TEST_CASE("a chain of 12 ops with broadcast operands and scalars is one pass and
 TEST_CASE("a broadcasting integer chain is also one pass and one allocation", "[fusion]") {
   const fg::tensor<int> a = {{1}, {-2}, {3}};
   const fg::tensor<int> b = {{4, -5, 6, 0}};
-  auto& counters = fg::detail::counters();
+  auto& counters = fg::core::counters();
   const auto passes = counters.passes, allocs = counters.allocations;
   const fg::tensor<int> y = (a * b + 2) % 5 - fg::abs(b) * 3 + fg::maximum(a, b) / 2 - fg::square(a - 1) + 7;
   CHECK(counters.passes - passes == 1);

@@ -258,7 +258,7 @@ TEST_CASE("tensors print as TensorFlow prints them", "[creation][printing]") {
 
 TEST_CASE("printing an expression evaluates it first", "[creation][printing]") {
   const fg::tensor<int> x = {{1, 2, 4, 6}, {8, 10, 7, 11}};
-  auto& c = fg::detail::counters();
+  auto& c = fg::core::counters();
   const auto passes = c.passes;
   CHECK(str(x + 2) == "tensor(\n[[ 3  4  6  8]\n [10 12  9 13]], shape=(2, 4), dtype=int32)");
   CHECK(c.passes - passes == 1);

@@ -135,7 +135,7 @@ TEST_CASE("a fused chain is one pass on the device, forward, reduced and backwar
   fg::device_scope scope("/gpu:0");
   const fg::tensor<double> x = fg::linspace<double>(-3.0, 3.0, 10001);
   REQUIRE(x.device() == fg::device::gpu(0));
-  const auto& passes = fg::detail::counters().passes;
+  const auto& passes = fg::core::counters().passes;
   auto start = passes;
   const fg::tensor<double> y = fg::log(1 + fg::exp(x)) * fg::sigmoid(x) + x * x;
   CHECK(passes - start == 1);

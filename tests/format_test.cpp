@@ -17,7 +17,7 @@
 
 namespace {
 
-using fusegrad::detail::format_array;
+using fusegrad::core::format_array;
 
 /// Formats `data` with the given shape the way the library prints a tensor body.
 template <class T>
@@ -46,7 +46,7 @@ constexpr double infinity = std::numeric_limits<double>::infinity();
 }  // namespace
 
 TEST_CASE("dtype_name gives TensorFlow's dtype names", "[format]") {
-  using fusegrad::detail::dtype_name;
+  using fusegrad::core::dtype_name;
   STATIC_REQUIRE(dtype_name<float>() == "float32");
   STATIC_REQUIRE(dtype_name<double>() == "float64");
   STATIC_REQUIRE(dtype_name<std::int32_t>() == "int32");

@@ -25,7 +25,7 @@ TEST_CASE("id_map agrees with std::unordered_map under inserts, lookups and eras
   INFO("seed " << seed);
   std::mt19937_64 rng(seed);
   for (int kind = 0; kind < 3; ++kind) {
-    fg::detail::id_map<long> t;
+    fg::autodiff::id_map<long> t;
     std::unordered_map<fg::tensor_id, long> ref;
     for (int step = 0; step < 20000; ++step) {
       const fg::tensor_id id = draw(rng, kind);
@@ -55,15 +55,15 @@ TEST_CASE("id_map agrees with std::unordered_map under inserts, lookups and eras
       REQUIRE(p != nullptr);
       REQUIRE(*p == v);
     }
-    const fg::detail::id_map<long> copy = t;
+    const fg::autodiff::id_map<long> copy = t;
     for (const auto& [k, v] : ref) REQUIRE(copy.contains(k));
     REQUIRE(copy.size() == ref.size());
   }
 }
 
 TEST_CASE("slot_map finds what was stored, across pages and page-cache collisions", "[id_table]") {
-  fg::detail::slot_map m;
-  using fg::detail::slot_map;
+  fg::autodiff::slot_map m;
+  using fg::autodiff::slot_map;
   REQUIRE(m.find(1) == slot_map::none);
   std::unordered_map<fg::tensor_id, std::uint32_t> ref;
   std::mt19937_64 rng(12345);

@@ -434,7 +434,7 @@ TEST_CASE("sum of a chain with broadcasting and scalars is one pass and one allo
   for (std::size_t k = 0; k < av.size(); ++k) av[k] = -1.f + 2.f * static_cast<float>(k) / 63.f;
   for (std::size_t k = 0; k < bv.size(); ++k) bv[k] = 0.5f - static_cast<float>(k) / 49.f;
   const fg::tensor<float> a(fg::shape{64, 1}, av), b(fg::shape{1, 50}, bv);
-  auto& c = fg::detail::counters();
+  auto& c = fg::core::counters();
   auto passes = c.passes, allocs = c.allocations;
   const auto chain = fg::exp(a) * b + 3 * fg::sin(a - b) - fg::square(b) / 2 + fg::tanh(a * b) + 1;
   const fg::tensor<float> s = fg::sum(chain);
@@ -484,7 +484,7 @@ TEST_CASE("mean of a chain over an axis is one pass", "[reduce][fusion]") {
   std::vector<float> v(40 * 30);
   for (std::size_t k = 0; k < v.size(); ++k) v[k] = static_cast<float>(k % 17) * 0.25f;
   const fg::tensor<float> x(fg::shape{40, 30}, v);
-  auto& c = fg::detail::counters();
+  auto& c = fg::core::counters();
   const auto passes = c.passes;
   const fg::tensor<float> m = fg::mean(fg::exp(-x) * 2 + x, 1);
   CHECK(c.passes - passes == 1);

@@ -16,7 +16,7 @@ TEST_CASE("a fused loss saves its derivative: one forward pass, no backward pass
   fg::tensor<double> x = fg::linspace<double>(-3, 3, 101);
   fg::gradient_tape g;
   g.watch(x);
-  auto& c = fg::detail::counters();
+  auto& c = fg::core::counters();
   const auto p0 = c.passes;
   fg::tensor<double> loss = fg::sum(fg::log(1 + fg::exp(x)) * fg::sigmoid(x) + x * x);
   CHECK(c.passes - p0 == 1);
@@ -48,7 +48,7 @@ TEST_CASE("an elementwise evaluation saves nothing; its backward step is one blo
   fg::tensor<double> x = fg::linspace<double>(-2, 2, 33);
   fg::gradient_tape g;
   g.watch(x);
-  auto& c = fg::detail::counters();
+  auto& c = fg::core::counters();
   const auto live = c.live_buffers;
   fg::tensor<double> y = fg::tanh(x) * 3.0;  // elementwise: the upstream is a tensor
   CHECK(c.live_buffers == live + 1);         // y only
@@ -138,7 +138,7 @@ TEST_CASE("expressions that do not qualify are differentiated by the rules", "[t
   fg::tensor<double> w = fg::linspace<double>(0.5, 2, 17);
   fg::gradient_tape g;
   g.watch(x);
-  auto& c = fg::detail::counters();
+  auto& c = fg::core::counters();
   SECTION("two tensors") {
     fg::tensor<double> y = fg::sum(fg::exp(x) * w);
     const auto p = c.passes;
@@ -162,7 +162,7 @@ TEST_CASE("expressions that do not qualify are differentiated by the rules", "[t
 }
 
 TEST_CASE("a saved derivative lives with its tape entry", "[tape][memory][saved]") {
-  auto& c = fg::detail::counters();
+  auto& c = fg::core::counters();
   const auto live0 = c.live_buffers;
   {
     fg::tensor<double> x = fg::linspace<double>(0, 1, 1000);

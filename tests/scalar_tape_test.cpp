@@ -33,9 +33,9 @@ TEST_CASE("scalar entries give the recorded path's gradients bit for bit", "[tap
       tape.watch(x);
       tape.watch(w);
       const fg::tensor<float> f = scalar_program(x, w);
-      const auto passes = fg::detail::counters().passes;
+      const auto passes = fg::core::counters().passes;
       auto g = tape.gradient(f, {x, w});
-      CHECK(fg::detail::counters().passes == passes);  // no evaluation ran: numbers only
+      CHECK(fg::core::counters().passes == passes);  // no evaluation ran: numbers only
       gx_fast = g[0];
       gw_fast = g[1];
     }
@@ -127,7 +127,7 @@ TEST_CASE("float and double scalar entries mix through casts", "[tape][scalar]")
 }
 
 TEST_CASE("a scalar loop over a variable: gradients, unconnected sources, release", "[tape][scalar][memory]") {
-  auto& c = fg::detail::counters();
+  auto& c = fg::core::counters();
   const auto live0 = c.live_buffers;
   {
     fg::variable<double> v(1.1, "v");

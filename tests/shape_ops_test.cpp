@@ -34,11 +34,11 @@ struct reverse_rule {
   void host(T* out, const fg::tensor<T>& x) const { std::reverse_copy(x.data(), x.data() + x.size(), out); }
   template <class T>
   std::array<fg::tensor<T>, 1> backward(const fg::tensor<T>& g, std::span<const bool>) const {
-    return {fusegrad::detail::run_boundary<T>(reverse_rule{}, g)};
+    return {fusegrad::ops::run_boundary<T>(reverse_rule{}, g)};
   }
 };
 template <class X>
-auto reverse(const X& x) { return fusegrad::detail::run_boundary<fg::value_type_of<X>>(reverse_rule{}, x); }
+auto reverse(const X& x) { return fusegrad::ops::run_boundary<fg::value_type_of<X>>(reverse_rule{}, x); }
 
 }  // namespace
 

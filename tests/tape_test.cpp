@@ -181,7 +181,7 @@ TEST_CASE("using a tape from another thread is an error", "[tape][threads][error
 }
 
 TEST_CASE("a non-persistent tape releases what it saved once it has answered", "[tape][memory]") {
-  auto& c = fg::detail::counters();
+  auto& c = fg::core::counters();
   const auto live0 = c.live_buffers;
   {
     fg::tensor<double> x = fg::linspace<double>(0, 1, 1000);
@@ -202,7 +202,7 @@ TEST_CASE("a non-persistent tape releases what it saved once it has answered", "
 }
 
 TEST_CASE("a tape's saved tensors are freed when the tape dies or is reset", "[tape][memory]") {
-  auto& c = fg::detail::counters();
+  auto& c = fg::core::counters();
   fg::tensor<double> x = fg::linspace<double>(0, 1, 100);
   const auto live0 = c.live_buffers;
   {
@@ -301,7 +301,7 @@ TEST_CASE("gradient() checks each gradient a backward step returns and names the
     fg::tensor<float> y = x * 2.f;
     fg::tensor<float> z = fg::ones<float>({3});
     const fg::tensor_id in = on_source ? x.id() : y.id();
-    fg::detail::record_op<float, 1>("bad_op", {in}, z, [](const fg::tensor<float>&, auto) {
+    fg::autodiff::record_op<float, 1>("bad_op", {in}, z, [](const fg::tensor<float>&, auto) {
       return std::array{fg::tensor<float>({1.f, 2.f})};
     });
     fg::tensor<float> loss = fg::reduce_sum(z * y);
@@ -312,7 +312,7 @@ TEST_CASE("gradient() checks each gradient a backward step returns and names the
   tape.watch(x);
   fg::tensor<float> y = fg::exp(x);
   fg::tensor<float> z = fg::ones<float>({3});
-  fg::detail::record_op<float, 1>("bad_op", {y.id()}, z, [](const fg::tensor<float>&, auto) {
+  fg::autodiff::record_op<float, 1>("bad_op", {y.id()}, z, [](const fg::tensor<float>&, auto) {
     return std::array{fg::tensor<float>({{1.f, 2.f, 3.f}})};
   });
   CHECK_THROWS_WITH(tape.gradient(fg::reduce_sum(z), x),
@@ -324,7 +324,7 @@ TEST_CASE("gradient() checks each gradient a backward step returns and names the
   t2.watch(x2);
   fg::tensor<float> y2 = fg::exp(x2);
   fg::tensor<float> z2 = fg::ones<float>({2});
-  fg::detail::record_op<float, 1>("identity_op", {y2.id()}, z2, [](const fg::tensor<float>& g, auto) {
+  fg::autodiff::record_op<float, 1>("identity_op", {y2.id()}, z2, [](const fg::tensor<float>& g, auto) {
     return std::array{g};
   });
   const fg::tensor<float> g2 = t2.gradient(fg::reduce_sum(z2), x2);
@@ -386,7 +386,7 @@ std::size_t resident_bytes() {
 TEST_CASE("a training loop keeps live buffers and resident memory flat over thousands of steps", "[tape][memory]") {
   // A 2-layer MLP step: matmul, bias, relu, logsumexp cross-entropy, gradient for 4 variables,
   // assign_sub. After a warm-up every step must free all it made.
-  auto& c = fg::detail::counters();
+  auto& c = fg::core::counters();
   fg::variable<float> w1(fg::random::normal<float>({20, 16}, /*seed=*/1, 0.f, 0.1f), "w1");
   fg::variable<float> b1(fg::zeros<float>({16}), "b1");
   fg::variable<float> w2(fg::random::normal<float>({16, 4}, /*seed=*/2, 0.f, 0.1f), "w2");

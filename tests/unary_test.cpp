@@ -429,7 +429,7 @@ TEST_CASE("a chain of unary ops runs in one pass with one allocation", "[unary][
   std::vector<float> xs;
   for (int k = 0; k < 1003; ++k) xs.push_back(-3.f + 6.f * static_cast<float>(k) / 1002.f);
   const fg::tensor<float> x(fg::shape{1003}, xs);
-  auto& c = fg::detail::counters();
+  auto& c = fg::core::counters();
   const auto passes = c.passes, allocs = c.allocations;
   const fg::tensor<float> y =
       fg::tanh(fg::exp(fg::sin(x)) - fg::sqrt(fg::abs(x)) + fg::square(fg::cos(x))) + fg::sigmoid(-x) * fg::softplus(x);

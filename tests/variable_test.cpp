@@ -54,7 +54,7 @@ TEST_CASE("the gradient of a variable sums over all its reads, across assignment
 }
 
 TEST_CASE("a variable's old buffer is freed when reassigned, unless a tape needs it", "[variable][memory]") {
-  auto& c = fg::detail::counters();
+  auto& c = fg::core::counters();
   fg::variable<double> v(fg::zeros<double>({100}), "v");
   const auto live0 = c.live_buffers;
   v.assign(fg::ones<double>({100}));

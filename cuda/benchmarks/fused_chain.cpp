@@ -96,7 +96,7 @@ int main(int argc, char** argv) {
       check(hand_chain_forward(x.data(), out.buffer()->data, n), "chain_forward");
     }, reps), fwd, copy_bw);
     report("forward", "fusegrad op by op", n, seconds([&] {
-      fg::tensor<float> y = fg::detail::evaluate_unfused(fg::log(1 + fg::exp(x)) * fg::sigmoid(x) + x * x);
+      fg::tensor<float> y = fg::eager::evaluate_unfused(fg::log(1 + fg::exp(x)) * fg::sigmoid(x) + x * x);
     }, reps), fwd, copy_bw);
 
     report("forward+backward", "fusegrad fused", n, seconds([&] {

@@ -14,7 +14,7 @@ int main() {
   }
   fg::device_scope gpu("/gpu:0");  // like `with tf.device("/gpu:0"):`
   const fg::tensor<double> x = fg::linspace<double>(-3.0, 3.0, 1000001);
-  const auto& passes = fg::detail::counters().passes;
+  const auto& passes = fg::core::counters().passes;
   const auto start = passes;
 
   // One kernel, one output buffer on the GPU.

@@ -3,7 +3,7 @@
 // each step applies one expression of a catalogue (elementwise ops, literals, comparisons and
 // where, broadcasting) to the running value and one of the leaves. The whole sequence runs twice
 // under a tape: fused (each step one pass, recorded as one entry) and op by op (each op of a step
-// its own eager evaluation and tape entry, detail::evaluate_unfused); then the gradient of the
+// its own eager evaluation and tape entry, eager::evaluate_unfused); then the gradient of the
 // sum of the result with respect to the three leaves is taken in each mode. Values and gradients
 // must agree within a tolerance (NaN where the other has NaN), and shapes that do not broadcast
 // must give fusegrad's shape_error in both modes; anything else (another exception, a crash, a
@@ -38,7 +38,7 @@ template <class T, class A, class B>
 auto step(int k, const A& a, const B& b, bool fused) {
   auto run = [&](const auto& e) -> fg::tensor<T> {
     if (fused) return fg::tensor<T>(e);
-    return fg::detail::evaluate_unfused(e);
+    return fg::eager::evaluate_unfused(e);
   };
   switch (k) {
     case 0: return run(fg::tanh(a * b + a));

@@ -16,23 +16,23 @@ PROGRAMS = {
                               "fg::gradient_tape t; t.watch(x);\n"
                               "fg::tensor<float> y = fg::sum(fg::exp(x));\n"
                               "ok = std::abs(t.gradient(y, x).data()[1] - std::exp(2.f)) < 1e-5f;"),
-    "fusegrad/core/any_tensor.hpp": ([], "fusegrad::detail::any_tensor a = fg::tensor<int>(fg::shape{2}, fg::device::cpu());\n"
-                                     "ok = fusegrad::detail::shape_of(a) == fg::shape{2} && fusegrad::detail::cell::of(2.5).as<double>() == 2.5;"),
+    "fusegrad/core/any_tensor.hpp": ([], "fusegrad::core::any_tensor a = fg::tensor<int>(fg::shape{2}, fg::device::cpu());\n"
+                                     "ok = fusegrad::core::shape_of(a) == fg::shape{2} && fusegrad::core::cell::of(2.5).as<double>() == 2.5;"),
     "fusegrad/core/config.hpp": ([], "ok = fg::max_rank == 8;"),
     "fusegrad/core/device.hpp": ([], "ok = fg::device::gpu(1).str() == \"/gpu:1\";"),
     "fusegrad/core/dtype.hpp": ([], "ok = fg::name(fg::dtype_of<float>()) == \"float32\";"),
     "fusegrad/core/error.hpp": ([], "try { throw fg::shape_error(\"s\"); } catch (const std::invalid_argument&) { ok = true; }"),
-    "fusegrad/core/format.hpp": ([], "ok = fusegrad::detail::format_impl::format_scalar(1.5) == \"1.5\";"),
-    "fusegrad/core/fwd.hpp": ([], "ok = fusegrad::detail::next_id() != fusegrad::detail::next_id();"),
-    "fusegrad/core/integer.hpp": ([], "ok = fusegrad::detail::wrapping_add(2147483647, 1) == -2147483647 - 1 &&\n"
-                                  "     fusegrad::detail::float_to_integer<int>(1e10) == -2147483647 - 1;"),
-    "fusegrad/core/host_allocator.hpp": ([], "std::vector<int, fusegrad::detail::host_allocator<int>> v(1000, 3);\nok = v[999] == 3;"),
+    "fusegrad/core/format.hpp": ([], "ok = fusegrad::core::format_impl::format_scalar(1.5) == \"1.5\";"),
+    "fusegrad/core/fwd.hpp": ([], "ok = fusegrad::core::next_id() != fusegrad::core::next_id();"),
+    "fusegrad/core/integer.hpp": ([], "ok = fusegrad::core::wrapping_add(2147483647, 1) == -2147483647 - 1 &&\n"
+                                  "     fusegrad::core::float_to_integer<int>(1e10) == -2147483647 - 1;"),
+    "fusegrad/core/host_allocator.hpp": ([], "std::vector<int, fusegrad::core::host_allocator<int>> v(1000, 3);\nok = v[999] == 3;"),
     "fusegrad/core/printing.hpp": ([], "ok = fg::numpy_str(fg::tensor<int>{1, 2}) == \"[1 2]\";"),
     "fusegrad/core/random.hpp": ([], "ok = fg::random::uniform<float>({10}, 3).size() == 10;"),
     "fusegrad/core/shape.hpp": ([], "ok = fg::shape{2, 3}.elements() == 6;"),
-    "fusegrad/core/small_vector.hpp": ([], "fusegrad::detail::small_vector<int, 2> v;\n"
+    "fusegrad/core/small_vector.hpp": ([], "fusegrad::core::small_vector<int, 2> v;\n"
                                        "for (int i = 0; i < 5; ++i) v.push_back(i);\nok = v.size() == 5 && v[4] == 4;"),
-    "fusegrad/core/storage.hpp": ([], "auto s = fusegrad::detail::make_storage<float>(4, fg::device::cpu());\nok = s->data != nullptr;"),
+    "fusegrad/core/storage.hpp": ([], "auto s = fusegrad::core::make_storage<float>(4, fg::device::cpu());\nok = s->data != nullptr;"),
     "fusegrad/core/tensor.hpp": ([], "fg::tensor<int> x = {{1, 2}, {3, 4}};\nok = x.shape() == fg::shape{2, 2} && x.data()[3] == 4;"),
     "fusegrad/expr/node.hpp": ([], "fg::tensor<float> x = 2.f;\nfg::expr::leaf<float> l{x};\nok = fg::expr::leaf_count<decltype(l)>::value == 1;"),
     "fusegrad/expr/kernel.hpp": ([], "fg::tensor<float> x = {1.f, 2.f};\n"
@@ -50,18 +50,18 @@ PROGRAMS = {
                                   "ok = fusegrad::ops::sum_reducer<int>::combine(2147483647, 1) == -2147483647 - 1 &&\n"
                                   "     std::isnan(max_reducer<float>::combine(nan, 1.f)) && std::isnan(max_reducer<float>::combine(1.f, nan)) &&\n"
                                   "     max_reducer<float>::combine(1.f, 2.f) == 2.f && fusegrad::ops::prod_reducer<double>::identity() == 1.0;"),
-    "fusegrad/ops/strided_walk.hpp": ([], "fusegrad::detail::strided_walk w;  // the transpose of a 2 x 3 matrix\n"
+    "fusegrad/ops/strided_walk.hpp": ([], "fusegrad::ops::strided_walk w;  // the transpose of a 2 x 3 matrix\n"
                                      "w.push(3, 1);\nw.push(2, 3);\nconst int src[6] = {0, 1, 2, 3, 4, 5};\nint dst[6];\n"
-                                     "fusegrad::detail::copy_walk(w, src, dst);\nok = dst[1] == 3 && dst[4] == 2;"),
+                                     "fusegrad::ops::copy_walk(w, src, dst);\nok = dst[1] == 3 && dst[4] == 2;"),
     "fusegrad/ops/boundary.hpp": (["fusegrad/eager/boundary.hpp"], "struct twice {  // a boundary op given by its rules: 2x of a one-element tensor\n  const char* name = \"twice\";\n  fg::shape shape(const fg::shape& s) { return s; }\n  void host(float* out, const fg::tensor<float>& x) const { out[0] = 2.f * x.data()[0]; }\n  std::array<fg::tensor<float>, 1> backward(const fg::tensor<float>& g, std::span<const bool>) const { return {g}; }\n};\n"
-                                 "ok = fusegrad::detail::run_boundary<float>(twice{}, fg::tensor<float>(3.f)).item() == 6.f;"),
+                                 "ok = fusegrad::ops::run_boundary<float>(twice{}, fg::tensor<float>(3.f)).item() == 6.f;"),
     "fusegrad/ops/shape_rules.hpp": (["fusegrad/eager/boundary.hpp"], "fg::tensor<int> x = {{1, 2}, {3, 4}};\n"
-                                    "ok = fusegrad::detail::run_boundary<int>(fusegrad::ops::transpose_rule{.perm = {1, 0}}, x).data()[1] == 3;"),
+                                    "ok = fusegrad::ops::run_boundary<int>(fusegrad::ops::transpose_rule{.perm = {1, 0}}, x).data()[1] == 3;"),
     "fusegrad/ops/indexing_rules.hpp": (["fusegrad/eager/boundary.hpp"], "fg::tensor<int> x = {10, 20, 30};\n"
-                                       "fg::tensor<int> y = fusegrad::detail::run_boundary<int>(fusegrad::ops::gather_rule(0), x, fg::tensor<int>{2, 0});\n"
-                                       "fg::tensor<float> h = fusegrad::detail::run_boundary<float>(fusegrad::ops::one_hot_rule<float>{.depth = 3}, fg::tensor<int>{1});\n"
+                                       "fg::tensor<int> y = fusegrad::ops::run_boundary<int>(fusegrad::ops::gather_rule(0), x, fg::tensor<int>{2, 0});\n"
+                                       "fg::tensor<float> h = fusegrad::ops::run_boundary<float>(fusegrad::ops::one_hot_rule<float>{.depth = 3}, fg::tensor<int>{1});\n"
                                        "ok = y.data()[0] == 30 && h.data()[1] == 1.f && h.data()[2] == 0.f;"),
-    "fusegrad/ops/scan_rules.hpp": (["fusegrad/eager/boundary.hpp"], "fg::tensor<int> y = fusegrad::detail::run_boundary<int>(fusegrad::ops::cumprod_rule(0, false, true), fg::tensor<int>{2, 3, 4});\n"
+    "fusegrad/ops/scan_rules.hpp": (["fusegrad/eager/boundary.hpp"], "fg::tensor<int> y = fusegrad::ops::run_boundary<int>(fusegrad::ops::cumprod_rule(0, false, true), fg::tensor<int>{2, 3, 4});\n"
                                    "ok = y.data()[0] == 24 && y.data()[2] == 4;"),
     "fusegrad/eval/creation.hpp": ([], "ok = fg::ones<float>({3}).data()[2] == 1.f && fg::linspace<double>(0, 1, 3).data()[1] == 0.5;"),
     "fusegrad/eval/device_hooks.hpp": ([], "ok = fg::num_gpus() == 0;"),
@@ -71,12 +71,12 @@ PROGRAMS = {
                                       "fusegrad::host::reduce_host<fusegrad::ops::sum_reducer<float>>(fg::expr::leaf<float>{x}, x.shape(), fg::shape{1}, &acc);\n"
                                       "ok = acc == 6;"),
     "fusegrad/eval/dispatch.hpp": ([], "fg::tensor<float> x = {1.f, 2.f};\nfloat out[2];\n"
-                                   "fusegrad::detail::run_elementwise(fg::expr::leaf<float>{x}, x.shape(), fg::device::cpu(), out);\nok = out[1] == 2.f;"),
-    "fusegrad/autodiff/id_table.hpp": ([], "fusegrad::detail::id_map<long> m;\nm[5] = 7;\nok = *m.find(5) == 7;"),
-    "fusegrad/autodiff/tape_state.hpp": ([], "ok = !fusegrad::detail::recording();"),
-    "fusegrad/autodiff/record_op.hpp": ([], "fusegrad::detail::record_op<float, 1>(\"op\", {1}, fg::tensor<float>(2.f), [](const fg::tensor<float>& g, auto) { return std::array{g}; });\nok = true;"),
-    "fusegrad/autodiff/program_backward.hpp": ([], "ok = fusegrad::detail::add_cells(fg::dtype::float32, fusegrad::detail::cell::of(1.f), fusegrad::detail::cell::of(2.f)).as<float>() == 3.f;"),
-    "fusegrad/autodiff/program_entry.hpp": ([], "ok = sizeof(fusegrad::detail::scalar_layout<2>) > 0;"),
+                                   "fusegrad::dispatch::run_elementwise(fg::expr::leaf<float>{x}, x.shape(), fg::device::cpu(), out);\nok = out[1] == 2.f;"),
+    "fusegrad/autodiff/id_table.hpp": ([], "fusegrad::autodiff::id_map<long> m;\nm[5] = 7;\nok = *m.find(5) == 7;"),
+    "fusegrad/autodiff/tape_state.hpp": ([], "ok = !fusegrad::autodiff::recording();"),
+    "fusegrad/autodiff/record_op.hpp": ([], "fusegrad::autodiff::record_op<float, 1>(\"op\", {1}, fg::tensor<float>(2.f), [](const fg::tensor<float>& g, auto) { return std::array{g}; });\nok = true;"),
+    "fusegrad/autodiff/program_backward.hpp": ([], "ok = fusegrad::autodiff::add_cells(fg::dtype::float32, fusegrad::core::cell::of(1.f), fusegrad::core::cell::of(2.f)).as<float>() == 3.f;"),
+    "fusegrad/autodiff/program_entry.hpp": ([], "ok = sizeof(fusegrad::autodiff::scalar_layout<2>) > 0;"),
     "fusegrad/autodiff/gradient_tape.hpp": ([EAGER], "fg::tensor<float> x = 3.f;\nfg::gradient_tape t; t.watch(x);\n"
                                             "fg::tensor<float> y = x * x;\nok = t.gradient(y, x).item() == 6.f;"),
     "fusegrad/autodiff/variable.hpp": ([EAGER], "fg::variable<float> v(2.f);\nv.assign_add(1.f);\nok = v.value().item() == 3.f;"),
@@ -92,15 +92,15 @@ PROGRAMS = {
                                        "ok = j.shape() == fg::shape{2, 2} && j.data()[3] == 4.f && j.data()[1] == 0.f;"),
     "fusegrad/eager/evaluate.hpp": ([], "fg::tensor<float> x = {1.f, 2.f};\nfg::tensor<float> y = x + x;\nok = y.data()[1] == 4.f;"),
     "fusegrad/eager/program_of.hpp": ([EAGER], "fg::tensor<float> x = 1.f;\n"
-                                      "ok = fusegrad::detail::program_of<decltype(fg::exp(x) + 1.f)>().code.size() == 2;"),
+                                      "ok = fusegrad::eager::program_of<decltype(fg::exp(x) + 1.f)>().code.size() == 2;"),
     "fusegrad/eager/saved_derivative.hpp": ([EAGER], "fg::tensor<float> x = 1.f;\n"
-                                            "ok = fusegrad::detail::has_costly_op<decltype(fg::exp(x) * x)>::value;"),
+                                            "ok = fusegrad::eager::has_costly_op<decltype(fg::exp(x) * x)>::value;"),
     "fusegrad/eager/device_backward.hpp": ([EAGER], "ok = true;  // empty without FUSEGRAD_DEVICE"),
     "fusegrad/eager/stop_gradient.hpp": (["fusegrad/autodiff/gradient_tape.hpp"], "fg::tensor<float> x = 2.f;\nfg::gradient_tape t; t.watch(x);\n"
                                          "fg::tensor<float> y = x * fg::stop_gradient(x);\nok = t.gradient(y, x).item() == 2.f;"),
     "fusegrad/eager/boundary.hpp": ([], "struct twice {  // a boundary op given by its rules: 2x of a one-element tensor\n  const char* name = \"twice\";\n  fg::shape shape(const fg::shape& s) { return s; }\n  void host(float* out, const fg::tensor<float>& x) const { out[0] = 2.f * x.data()[0]; }\n  std::array<fg::tensor<float>, 1> backward(const fg::tensor<float>& g, std::span<const bool>) const { return {g}; }\n};\n"
-                                   "try { fusegrad::detail::run_boundary<float>(twice{}, fg::tensor<float>()); } catch (const fg::value_error&) { ok = true; }\n"
-                                   "ok = ok && fusegrad::detail::run_boundary<float>(twice{}, fg::tensor<float>(3.f) + 1.f).item() == 8.f;"),
+                                   "try { fusegrad::ops::run_boundary<float>(twice{}, fg::tensor<float>()); } catch (const fg::value_error&) { ok = true; }\n"
+                                   "ok = ok && fusegrad::ops::run_boundary<float>(twice{}, fg::tensor<float>(3.f) + 1.f).item() == 8.f;"),
     "fusegrad/eager/reshape.hpp": ([], "ok = fg::reshape(fg::tensor<int>{1, 2, 3, 4}, {2, -1}).shape() == fg::shape{2, 2};"),
     "fusegrad/eager/reduce.hpp": ([], "fg::tensor<float> x = {{1.f, 2.f}, {3.f, 4.f}};\n"
                                   "ok = fg::reduce_sum(x, 1).data()[1] == 7.f && fg::reduce_max(x).item() == 4.f;"),
@@ -109,7 +109,7 @@ PROGRAMS = {
                                     "ok = fg::gather(x, fg::tensor<int>{2, 0}).data()[0] == 30 && x(1).item() == 20;"),
     "fusegrad/eager/linalg.hpp": ([], "fg::tensor<float> a = {{1.f, 2.f}, {3.f, 4.f}};\nok = fg::matmul(a, a).data()[0] == 7.f;"),
     "fusegrad/eager/scan.hpp": ([], "ok = fg::cumsum(fg::tensor<int>{1, 2, 3}).data()[2] == 6;"),
-    "fusegrad/core/numerics.hpp": ([], "const float v[3] = {1.f, NAN, INFINITY};\nconst auto f = fusegrad::detail::find_nonfinite(v, 3);\nok = f.nan && f.inf && std::string(f.words()) == \"Inf and NaN\";"),
+    "fusegrad/core/numerics.hpp": ([], "const float v[3] = {1.f, NAN, INFINITY};\nconst auto f = fusegrad::core::find_nonfinite(v, 3);\nok = f.nan && f.inf && std::string(f.words()) == \"Inf and NaN\";"),
     "fusegrad/eager/debugging.hpp": ([], "fg::tensor<float> x = {1.f, 2.f};\nfg::tensor<float> y = fg::debugging::check_numerics(x, \"x\");\n"
                                      "bool threw = false;\ntry { fg::debugging::check_numerics(fg::tensor<float>({NAN}), \"m\"); } catch (const fg::value_error&) { threw = true; }\n"
                                      "ok = threw && y.data()[1] == 2.f;"),

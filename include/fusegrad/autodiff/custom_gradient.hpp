@@ -16,7 +16,7 @@
 #include "variable.hpp"
 
 namespace fusegrad {
-namespace detail {
+namespace autodiff {
 
 /// Collects the variables read while alive (this thread), for custom gradients with variables.
 struct variable_read_log {
@@ -44,7 +44,7 @@ inline void variable_read_log::log_variable_read(const std::shared_ptr<void>& st
   }
 }
 
-template <class T> tensor<T> reissue(const tensor<T>& t) { return tensor<T>(t.buffer(), t.shape(), next_id()); }
+template <class T> tensor<T> reissue(const tensor<T>& t) { return tensor<T>(t.buffer(), t.shape(), core::next_id()); }
 
 /// Checks one gradient returned by a user's gradient function against what it is for.
 template <class T>
@@ -66,7 +66,8 @@ std::vector<tensor<T>> as_grad_vector(R&& r) {
   } else if constexpr (tensor_like<D>) {
     return {tensor<T>(eval(r))};
   } else {
-    return fg::detail::apply([](auto&&... g) { return std::vector<tensor<T>>{tensor<T>(eval(g))...}; }, std::forward<R>(r));
+    return fg::core::apply([](auto&&... g) { return std::vector<tensor<T>>{tensor<T>(eval(g))...}; },
+                           std::forward<R>(r));
   }
 }
 
@@ -125,7 +126,7 @@ struct custom_entry final : backward_fn {
     }
   }
 };
-}  // namespace detail
+}  // namespace autodiff
 
 /// Wraps f, which returns {value, gradient function}, into a function whose gradient is the
 /// given one (tf.custom_gradient). The value is a tensor (or a std::vector of tensors for several
@@ -138,42 +139,42 @@ auto custom_gradient(F f) {
     static_assert((std::is_same_v<value_type_of<decltype(args)>, T> && ...),
                   "fg::custom_gradient: all inputs must have one element type");
     const std::array<tensor<T>, sizeof...(args)> in{tensor<T>(eval(args))...};
-    detail::variable_read_log log;
+    autodiff::variable_read_log log;
     // Named members, not a structured binding: the lambda below captures grad, which clang
     // before 16 refuses for a binding.
-    auto result = fg::detail::apply([&](const auto&... a) { return f(a...); }, in);
+    auto result = fg::core::apply([&](const auto&... a) { return f(a...); }, in);
     auto& value = std::get<0>(result);
     auto& grad = std::get<1>(result);
     std::vector<tensor<T>> outs;
     if constexpr (std::is_same_v<std::remove_cvref_t<decltype(value)>, std::vector<tensor<T>>>) {
-      for (const auto& v : value) outs.push_back(detail::reissue(v));
+      for (const auto& v : value) outs.push_back(autodiff::reissue(v));
     } else {
-      outs.push_back(detail::reissue(tensor<T>(eval(value))));
+      outs.push_back(autodiff::reissue(tensor<T>(eval(value))));
     }
-    if (detail::recording()) {
-      detail::id_list ids, out_ids;
+    if (autodiff::recording()) {
+      autodiff::id_list ids, out_ids;
       std::array<fg::shape, sizeof...(args)> shapes;
       for (std::size_t i = 0; i < in.size(); ++i) {
         ids.push_back(in[i].id());
         shapes[i] = in[i].shape();
       }
-      std::vector<detail::watched_variable> vars;
+      std::vector<autodiff::watched_variable> vars;
       for (const auto& r : log.reads)
         if (r.type == dtype_of<T>()) {
           vars.push_back(r);
           ids.push_back(r.id);
         }
       std::vector<fg::shape> out_shapes;
-      std::vector<detail::slot_meta> out_meta;
+      std::vector<autodiff::slot_meta> out_meta;
       for (const auto& o : outs) {
         out_ids.push_back(o.id());
         out_shapes.push_back(o.shape());
-        out_meta.push_back(detail::meta_of(o));
+        out_meta.push_back(autodiff::meta_of(o));
       }
       using G = std::remove_cvref_t<decltype(grad)>;
-      detail::record(std::span<const tensor_id>(ids.data(), ids.size()),
-                     std::span<const tensor_id>(out_ids.data(), out_ids.size()), out_meta.data(), [&] {
-                       return std::make_shared<detail::custom_entry<T, G, sizeof...(args)>>(
+      autodiff::record(std::span<const tensor_id>(ids.data(), ids.size()),
+                       std::span<const tensor_id>(out_ids.data(), out_ids.size()), out_meta.data(), [&] {
+                       return std::make_shared<autodiff::custom_entry<T, G, sizeof...(args)>>(
                            grad, shapes, std::move(out_shapes), std::move(vars));
                      });
     }

@@ -22,7 +22,7 @@
 
 namespace fusegrad {
 
-namespace detail {
+namespace autodiff {
 /// A walk gradient as a tensor gradient; a number becomes a one-element host tensor of the
 /// given shape, or of its rank's all-ones shape.
 inline any_grad to_tensor_grad(grad_value&& g, const fg::shape* shape = nullptr) {
@@ -30,7 +30,7 @@ inline any_grad to_tensor_grad(grad_value&& g, const fg::shape* shape = nullptr)
       [&](auto& v) -> any_grad {
         using G = std::decay_t<decltype(v)>;
         if constexpr (std::is_same_v<G, scalar_grad>) {
-          const fg::shape s = shape ? *shape : ones_shape(v.rank);
+          const fg::shape s = shape ? *shape : core::ones_shape(v.rank);
           if (v.type == dtype::float32) {
             tensor<float> t(s, fg::device::cpu());
             *t.buffer()->data = static_cast<float>(v.value);
@@ -184,10 +184,10 @@ class grad_store {
   };
   static tensor_id key(std::uint32_t s) noexcept { return tensor_id{s} + 1; }  // table keys are nonzero
 
-  std::vector<cell, host_allocator<cell>> cells_;
+  std::vector<cell, core::host_allocator<cell>> cells_;
   id_map<grad_value> table_;
 };
-}  // namespace detail
+}  // namespace autodiff
 
 /// What gradient() returns for a source the target does not depend on.
 enum class unconnected_gradients { none, zero };
@@ -209,17 +209,17 @@ class gradient_tape {
   using options = gradient_tape_options;
 
   /// Starts recording on this thread.
-  explicit gradient_tape(options o = {}) : owned_(std::make_unique<detail::tape_state>()), state_(*owned_) {
-    detail::install_entry_engines();  // Note [installed engines]
+  explicit gradient_tape(options o = {}) : owned_(std::make_unique<autodiff::tape_state>()), state_(*owned_) {
+    autodiff::install_entry_engines();  // Note [installed engines]
     state_.persistent = o.persistent;
     state_.watch_accessed_variables = o.watch_accessed_variables;
     state_.reserve_like_last();
-    link_ = detail::push_tape(&state_);
+    link_ = autodiff::push_tape(&state_);
   }
   gradient_tape(const gradient_tape&) = delete;
   gradient_tape& operator=(const gradient_tape&) = delete;
   /// Stops recording; on another thread than the creator's too (see the class comment).
-  ~gradient_tape() { detail::pop_tape(owned_, link_); }
+  ~gradient_tape() { autodiff::pop_tape(owned_, link_); }
 
   /// Makes the tape track x: evaluations that read x are recorded.
   template <class T>
@@ -244,9 +244,9 @@ class gradient_tape {
   [[nodiscard]] auto stop_recording() {
     check_thread("stop_recording");
     struct guard {
-      detail::tape_state* s;
+      autodiff::tape_state* s;
       bool was;
-      guard(detail::tape_state* st) : s(st), was(st->paused) { s->paused = true; }
+      guard(autodiff::tape_state* st) : s(st), was(st->paused) { s->paused = true; }
       guard(const guard&) = delete;
       ~guard() { s->paused = was; }
     };
@@ -263,27 +263,27 @@ class gradient_tape {
 
   /// d sum(target) / d source. Undefined (or zeros, with unconnected_gradients::zero) when unconnected.
   template <class Y, class S>
-    requires(tensor_like<Y> && (detail::is_tensor<S>::value || detail::is_variable<S>::value))
+    requires(tensor_like<Y> && (ops::is_tensor<S>::value || ops::is_variable<S>::value))
   tensor<value_type_of<S>> gradient(const Y& target, const S& source,
                                     unconnected_gradients u = unconnected_gradients::none) {
     return std::move(gradient_impl(target, std::nullopt, {source_of(source)}, u)[0]).template as<value_type_of<S>>();
   }
   /// d sum(target * output_gradient) / d source (TensorFlow's output_gradients).
   template <class Y, class S>
-    requires(tensor_like<Y> && (detail::is_tensor<S>::value || detail::is_variable<S>::value))
+    requires(tensor_like<Y> && (ops::is_tensor<S>::value || ops::is_variable<S>::value))
   tensor<value_type_of<S>> gradient(const Y& target, const S& source, const tensor<value_type_of<Y>>& output_gradient,
                                     unconnected_gradients u = unconnected_gradients::none) {
     return std::move(gradient_impl(target, output_gradient, {source_of(source)}, u)[0]).template as<value_type_of<S>>();
   }
   /// Gradients for several sources of one type, in source order.
   template <class Y, class S>
-    requires(tensor_like<Y> && (detail::is_tensor<S>::value || detail::is_variable<S>::value))
+    requires(tensor_like<Y> && (ops::is_tensor<S>::value || ops::is_variable<S>::value))
   std::vector<tensor<value_type_of<S>>> gradient(const Y& target, std::initializer_list<S> sources,
                                                  unconnected_gradients u = unconnected_gradients::none) {
     return gradient(target, std::vector<S>(sources), u);
   }
   template <class Y, class S>
-    requires(tensor_like<Y> && (detail::is_tensor<S>::value || detail::is_variable<S>::value))
+    requires(tensor_like<Y> && (ops::is_tensor<S>::value || ops::is_variable<S>::value))
   std::vector<tensor<value_type_of<S>>> gradient(const Y& target, const std::vector<S>& sources,
                                                  unconnected_gradients u = unconnected_gradients::none) {
     std::vector<source> src;
@@ -299,7 +299,8 @@ class gradient_tape {
     requires(tensor_like<Y>)
   std::tuple<tensor<value_type_of<S>>...> gradient(const Y& target, const std::tuple<S&...>& sources,
                                                    unconnected_gradients u = unconnected_gradients::none) {
-    std::vector<source> src = fg::detail::apply([&](const auto&... s) { return std::vector<source>{source_of(s)...}; }, sources);
+    std::vector<source> src =
+        fg::core::apply([&](const auto&... s) { return std::vector<source>{source_of(s)...}; }, sources);
     auto r = gradient_impl(target, std::nullopt, src, u);
     return [&]<std::size_t... I>(std::index_sequence<I...>) {
       return std::tuple<tensor<value_type_of<S>>...>{std::move(r[I]).template as<value_type_of<S>>()...};
@@ -328,7 +329,7 @@ class gradient_tape {
   };
   /// A gradient as computed, before it takes its source's type.
   struct result {
-    detail::any_grad g;
+    autodiff::any_grad g;
     template <class T>
     tensor<T> as() && {
       if constexpr (std::is_floating_point_v<T>) {
@@ -361,13 +362,13 @@ class gradient_tape {
   /// output's gradient is a one-element host value, and no tape tracks what the step reads,
   /// so nothing of it would be recorded (Note [scalar entries]).
   /// `others_record`: some tape on this thread records now.
-  std::optional<detail::scalar_grad> scalar_upstream(const detail::backward_fn& fn, const detail::grad_store& grads,
-                                                     std::uint32_t s, std::span<const std::uint32_t> ins,
-                                                     bool others_record) const {
-    using kind = detail::grad_store::kind;
+  std::optional<autodiff::scalar_grad> scalar_upstream(const autodiff::backward_fn& fn,
+                                                       const autodiff::grad_store& grads, std::uint32_t s,
+                                                       std::span<const std::uint32_t> ins, bool others_record) const {
+    using kind = autodiff::grad_store::kind;
     if (!fn.has_scalar_path() || grads.at(s) == kind::none) return std::nullopt;
     if (grads.at(s) == kind::number && !others_record) return grads.number(s);
-    std::optional<detail::scalar_grad> v;
+    std::optional<autodiff::scalar_grad> v;
     tensor_id gid = 0;
     if (grads.at(s) == kind::number) {
       v = grads.number(s);
@@ -377,7 +378,8 @@ class gradient_tape {
             using G = std::decay_t<decltype(g)>;
             if constexpr (std::is_same_v<G, tensor<float>> || std::is_same_v<G, tensor<double>>) {
               if (g.size() == 1 && g.device().is_cpu()) {
-                v = detail::scalar_grad{static_cast<double>(*g.data()), g.dtype(), static_cast<std::uint8_t>(g.rank())};
+                v = autodiff::scalar_grad{static_cast<double>(*g.data()), g.dtype(),
+                                          static_cast<std::uint8_t>(g.rank())};
                 gid = g.id();
               }
             }
@@ -388,9 +390,9 @@ class gradient_tape {
     // Some tape records now: the step runs on tensors if one tracks what it reads.
     for (std::uint32_t in : ins) {
       const tensor_id id = state_.slot_ids[in];
-      if (detail::any_tape_tracks(std::span<const tensor_id>(&id, 1))) return std::nullopt;
+      if (autodiff::any_tape_tracks(std::span<const tensor_id>(&id, 1))) return std::nullopt;
     }
-    if (gid != 0 && detail::any_tape_tracks(std::span<const tensor_id>(&gid, 1))) return std::nullopt;
+    if (gid != 0 && autodiff::any_tape_tracks(std::span<const tensor_id>(&gid, 1))) return std::nullopt;
     return v;
   }
 
@@ -401,27 +403,27 @@ class gradient_tape {
   /// The backward walk from the target (slot of `target`, gradient `seed`) to the sources, in
   /// three passes: reach (which entries lead from a source to the target), walk (run those in
   /// reverse, checking what each returns), collect (the sources' gradients into results).
-  void backward(tensor_id target, detail::grad_value seed, const std::vector<source>& sources,
+  void backward(tensor_id target, autodiff::grad_value seed, const std::vector<source>& sources,
                 std::vector<result>& results);
   /// Per slot, whether it depends on a source; per entry, whether it reads such a slot.
   void reach(std::span<const std::uint32_t> src_slot, std::span<char> reached, std::span<char> useful) const;
   /// Checks g, returned by `fn` for its input k (slot s), against what slot s's gradient must
   /// be: that of the entry output or the source s is (Note [gradient checks]).
-  void check_gradient(const detail::backward_fn& fn, std::size_t k, std::uint32_t s, const detail::any_grad& g,
+  void check_gradient(const autodiff::backward_fn& fn, std::size_t k, std::uint32_t s, const autodiff::any_grad& g,
                       std::span<const std::uint32_t> src_slot, const std::vector<source>& sources) const;
   /// Throws when g, fn's gradient for its input k, holds NaN or Inf (Note [numerics checks]).
-  static void check_numerics_of(const detail::backward_fn& fn, std::size_t k, const detail::any_grad& g) {
-    if (const detail::nonfinite f = detail::find_nonfinite(g))
-      throw value_error(detail::cat("fg::debugging: the gradient of '", fn.name(), "' for its input ", k, " (shape ",
-                                    detail::grad_shape(g), ") holds ", f.words(),
+  static void check_numerics_of(const autodiff::backward_fn& fn, std::size_t k, const autodiff::any_grad& g) {
+    if (const core::nonfinite f = autodiff::find_nonfinite(g))
+      throw value_error(core::cat("fg::debugging: the gradient of '", fn.name(), "' for its input ", k, " (shape ",
+                                    autodiff::grad_shape(g), ") holds ", f.words(),
                                     " values (check_numerics)"));
   }
 
   // The state lives on the heap so that a tape destroyed on another thread can hand it to its
   // creator's stack, which may still point to it (Note [tape stack]).
-  std::unique_ptr<detail::tape_state> owned_;
-  detail::tape_state& state_;
-  std::shared_ptr<detail::tape_stack_link> link_;
+  std::unique_ptr<autodiff::tape_state> owned_;
+  autodiff::tape_state& state_;
+  std::shared_ptr<autodiff::tape_stack_link> link_;
 };
 
 template <class Y>
@@ -448,9 +450,9 @@ std::vector<gradient_tape::result> gradient_tape::gradient_impl(const Y& target_
   }
   std::vector<result> results(sources.size());
   if constexpr (std::is_floating_point_v<R>) {
-    detail::grad_value seed;
+    autodiff::grad_value seed;
     if (!out_grad && target.size() == 1 && target.device().is_cpu())
-      seed = detail::scalar_grad{1.0, dtype_of<R>(), static_cast<std::uint8_t>(target.rank())};
+      seed = autodiff::scalar_grad{1.0, dtype_of<R>(), static_cast<std::uint8_t>(target.rank())};
     else
       seed = out_grad ? tensor<R>(*out_grad) : tensor<R>(fg::fill_like(target, R(1)));
     backward(target.id(), std::move(seed), sources, results);
@@ -482,14 +484,14 @@ inline void gradient_tape::reach(std::span<const std::uint32_t> src_slot, std::s
   }
 }
 
-inline void gradient_tape::check_gradient(const detail::backward_fn& fn, std::size_t k, std::uint32_t s,
-                                          const detail::any_grad& g, std::span<const std::uint32_t> src_slot,
+inline void gradient_tape::check_gradient(const autodiff::backward_fn& fn, std::size_t k, std::uint32_t s,
+                                          const autodiff::any_grad& g, std::span<const std::uint32_t> src_slot,
                                           const std::vector<source>& sources) const {
   const fg::shape* want = nullptr;
   dtype want_type{};
   const fg::device* want_dev = nullptr;
   fg::shape kept;
-  if (const detail::kept_meta& m = state_.meta[s]; m.known) {
+  if (const autodiff::kept_meta& m = state_.meta[s]; m.known) {
     kept = state_.kept_shape(s);
     want = &kept;
     want_type = m.type;
@@ -514,23 +516,23 @@ inline void gradient_tape::check_gradient(const detail::backward_fn& fn, std::si
   std::visit(
       [&](const auto& t) {
         if constexpr (!std::is_same_v<std::decay_t<decltype(t)>, std::monostate>)
-          throw value_error(detail::cat("gradient_tape::gradient: the backward function of '", fn.name(),
-                                        "' returned for its input ", k, " a gradient of shape ", t.shape(), ", dtype ",
-                                        name(t.dtype()), " on ", t.device().str(), "; that input has shape ", *want,
-                                        ", dtype ", name(want_type),
-                                        want_dev ? " on " + want_dev->str() : std::string()));
+          throw value_error(core::cat("gradient_tape::gradient: the backward function of '", fn.name(),
+                                      "' returned for its input ", k, " a gradient of shape ", t.shape(), ", dtype ",
+                                      name(t.dtype()), " on ", t.device().str(), "; that input has shape ", *want,
+                                      ", dtype ", name(want_type),
+                                      want_dev ? " on " + want_dev->str() : std::string()));
       },
       g);
 }
 
-inline void gradient_tape::backward(tensor_id target, detail::grad_value seed, const std::vector<source>& sources,
+inline void gradient_tape::backward(tensor_id target, autodiff::grad_value seed, const std::vector<source>& sources,
                                     std::vector<result>& results) {
   const bool persistent = state_.persistent;
   const bool was_paused = state_.paused;
   // A non-persistent tape is consumed: nothing of its own backward is recorded on it.
   if (!persistent) state_.paused = true;
   struct restore {
-    detail::tape_state& s;
+    autodiff::tape_state& s;
     bool paused;
     bool release;
     ~restore() {
@@ -548,46 +550,46 @@ inline void gradient_tape::backward(tensor_id target, detail::grad_value seed, c
   const std::size_t n = state_.entries.size(), n_slots = state_.slot_ids.size();
 
   // Reach: the entries that lead from a source to the target.
-  std::vector<char, detail::host_allocator<char>> reached(n_slots, 0), useful(n, 0);
+  std::vector<char, core::host_allocator<char>> reached(n_slots, 0), useful(n, 0);
   reach(src_slot, reached, useful);
 
   // Walk: the useful entries in reverse recording order.
-  detail::grad_store grads(n_slots);
+  autodiff::grad_store grads(n_slots);
   grads.put(target_slot, std::move(seed));
   const auto is_source = [&](std::uint32_t slot) { return std::find(src_slot.begin(), src_slot.end(), slot) != src_slot.end(); };
   // The gradient of an output that is also a source stays in the store: it is the answer.
   const auto upstream_of = [&](std::uint32_t slot) { return is_source(slot) ? grads.get(slot) : grads.take(slot); };
   // Per input of the entry being run: whether its gradient is needed.
-  detail::scratch<bool> need;
+  autodiff::scratch<bool> need;
   const auto needed_of = [&](std::span<const std::uint32_t> ins) {
     const std::span<bool> flags = need.get(ins.size());
     for (std::size_t k = 0; k < ins.size(); ++k) flags[k] = reached[ins[k]];
     return std::span<const bool>(flags);
   };
-  std::vector<detail::any_grad> up, out;
+  std::vector<autodiff::any_grad> up, out;
   std::vector<std::uint32_t> slots_copy;
-  detail::scratch<std::optional<detail::scalar_grad>> out_s;
+  autodiff::scratch<std::optional<autodiff::scalar_grad>> out_s;
   // Tapes on this thread that record the walk's steps (the same through the walk: a backward
   // function's own tapes are gone when it returns).
-  const bool others_record = detail::recording();
+  const bool others_record = autodiff::recording();
   for (std::size_t i = n; i-- > 0;) {
     if (!useful[i]) continue;
-    detail::tape_entry& entry = state_.entries[i];
+    autodiff::tape_entry& entry = state_.entries[i];
     std::span<const std::uint32_t> ins = state_.inputs(entry), outs = state_.outputs(entry);
     // Numbers in, numbers out, no tensors and no variants (Note [scalar entries]); nothing
     // is recorded, so the entry stays where it is.
     if (outs.size() == 1) {
-      if (grads.at(outs[0]) == detail::grad_store::kind::none) continue;
-      detail::backward_fn* const fn = entry.fn.get();
-      if (const std::optional<detail::scalar_grad> s = scalar_upstream(*fn, grads, outs[0], ins, others_record)) {
+      if (grads.at(outs[0]) == autodiff::grad_store::kind::none) continue;
+      autodiff::backward_fn* const fn = entry.fn.get();
+      if (const std::optional<autodiff::scalar_grad> s = scalar_upstream(*fn, grads, outs[0], ins, others_record)) {
         if (!is_source(outs[0])) grads.clear(outs[0]);
-        const std::span<std::optional<detail::scalar_grad>> in_grads = out_s.get(ins.size());
+        const std::span<std::optional<autodiff::scalar_grad>> in_grads = out_s.get(ins.size());
         std::fill(in_grads.begin(), in_grads.end(), std::nullopt);
         fn->run_scalar(*s, needed_of(ins), in_grads);
         for (std::size_t k = 0; k < ins.size(); ++k) {
           if (!in_grads[k]) continue;
-          if (detail::checking_numerics() && !std::isfinite(in_grads[k]->value)) [[unlikely]]
-            check_numerics_of(*fn, k, detail::to_tensor_grad(detail::grad_value(*in_grads[k])));
+          if (core::checking_numerics() && !std::isfinite(in_grads[k]->value)) [[unlikely]]
+            check_numerics_of(*fn, k, autodiff::to_tensor_grad(autodiff::grad_value(*in_grads[k])));
           grads.add(ins[k], *in_grads[k]);
         }
         continue;
@@ -596,7 +598,7 @@ inline void gradient_tape::backward(tensor_id target, detail::grad_value seed, c
     // A persistent tape records its own backward pass, which may append entries and move
     // this one: copy what is needed. A consumed tape appends nothing; its entry gives up the
     // backward function, whose saved tensors go when this step is done.
-    const std::shared_ptr<detail::backward_fn> fn = persistent ? entry.fn : std::move(entry.fn);
+    const std::shared_ptr<autodiff::backward_fn> fn = persistent ? entry.fn : std::move(entry.fn);
     if (persistent) {
       slots_copy.assign(ins.begin(), ins.end());
       slots_copy.insert(slots_copy.end(), outs.begin(), outs.end());
@@ -604,30 +606,30 @@ inline void gradient_tape::backward(tensor_id target, detail::grad_value seed, c
       outs = {slots_copy.data() + ins.size(), outs.size()};
     }
     bool any = false;
-    for (std::uint32_t o : outs) any = any || grads.at(o) != detail::grad_store::kind::none;
+    for (std::uint32_t o : outs) any = any || grads.at(o) != autodiff::grad_store::kind::none;
     if (!any) continue;
     up.clear();
-    for (std::uint32_t o : outs) up.push_back(detail::to_tensor_grad(upstream_of(o)));
+    for (std::uint32_t o : outs) up.push_back(autodiff::to_tensor_grad(upstream_of(o)));
     const std::span<const bool> needed = needed_of(ins);
     out.assign(ins.size(), {});
     try {
       fn->run(up, needed, out);
     } catch (...) {
-      detail::rethrow_with_prefix(detail::cat("gradient_tape::gradient: the backward function of '", fn->name(),
+      autodiff::rethrow_with_prefix(core::cat("gradient_tape::gradient: the backward function of '", fn->name(),
                                               "' failed: "));
     }
     for (std::size_t k = 0; k < ins.size(); ++k) {
       if (!needed[k]) continue;
       check_gradient(*fn, k, ins[k], out[k], src_slot, sources);
-      if (detail::checking_numerics()) [[unlikely]]
+      if (core::checking_numerics()) [[unlikely]]
         check_numerics_of(*fn, k, out[k]);
-      grads.add(ins[k], detail::from_tensor_grad(std::move(out[k])));
+      grads.add(ins[k], autodiff::from_tensor_grad(std::move(out[k])));
     }
   }
 
   // Collect: the sources' gradients, as tensors of their shapes.
   for (std::size_t s = 0; s < sources.size(); ++s)
-    if (reached[src_slot[s]] && grads.at(src_slot[s]) != detail::grad_store::kind::none)
-      results[s].g = detail::to_tensor_grad(grads.get(src_slot[s]), &sources[s].shape);
+    if (reached[src_slot[s]] && grads.at(src_slot[s]) != autodiff::grad_store::kind::none)
+      results[s].g = autodiff::to_tensor_grad(grads.get(src_slot[s]), &sources[s].shape);
 }
 }  // namespace fusegrad

@@ -19,7 +19,7 @@
 #include "../core/config.hpp"
 #include "../core/host_allocator.hpp"
 
-namespace fusegrad::detail {
+namespace fusegrad::autodiff {
 
 /// Nonzero tensor ids, each with a V.
 template <class V>
@@ -127,13 +127,13 @@ class id_table {
     std::size_t n = 0;
     void operator()(slot* p) const noexcept {
       for (std::size_t i = 0; i < n; ++i) p[i].~slot();
-      host_release(p, n * sizeof(slot));
+      core::host_release(p, n * sizeof(slot));
     }
   };
   using slot_array = std::unique_ptr<slot[], slot_deleter>;
   static slot_array make_slots(std::size_t n) {
     static_assert(std::is_nothrow_default_constructible_v<slot>);
-    slot* p = static_cast<slot*>(host_allocate(n * sizeof(slot)));
+    slot* p = static_cast<slot*>(core::host_allocate(n * sizeof(slot)));
     for (std::size_t i = 0; i < n; ++i) new (p + i) slot{};  // slot{} cannot throw: ids and V's default
     return slot_array(p, slot_deleter{n});
   }
@@ -187,7 +187,7 @@ class slot_map {
   static constexpr tensor_id page_mask = (tensor_id{1} << page_bits) - 1;
   static constexpr tensor_id no_key = ~tensor_id{0};
   struct page_deleter {
-    void operator()(std::uint32_t* p) const noexcept { host_release(p, page_bytes()); }
+    void operator()(std::uint32_t* p) const noexcept { core::host_release(p, page_bytes()); }
   };
   static constexpr std::size_t page_bytes() { return (std::size_t{1} << page_bits) * sizeof(std::uint32_t); }
 
@@ -200,7 +200,7 @@ class slot_map {
     return c.page;
   }
   std::uint32_t* add_page(tensor_id key) {
-    std::unique_ptr<std::uint32_t, page_deleter> p(static_cast<std::uint32_t*>(host_allocate(page_bytes())));
+    std::unique_ptr<std::uint32_t, page_deleter> p(static_cast<std::uint32_t*>(core::host_allocate(page_bytes())));
     std::fill(p.get(), p.get() + (std::size_t{1} << page_bits), none);
     pages_.reserve(pages_.size() + 1);
     index_[key + 1] = static_cast<std::uint32_t>(pages_.size());
@@ -221,4 +221,4 @@ class slot_map {
 
 /// A map from tensor ids to V.
 template <class V> using id_map = id_table<V>;
-}  // namespace fusegrad::detail
+}  // namespace fusegrad::autodiff

@@ -11,7 +11,7 @@
 #include "gradient_tape.hpp"
 
 namespace fusegrad {
-namespace detail {
+namespace autodiff {
 /// Lets a tape answer several gradient() calls for one jacobian, then restores it: a
 /// non-persistent tape records nothing meanwhile and is consumed afterwards.
 struct jacobian_scope {
@@ -31,7 +31,7 @@ struct jacobian_scope {
     }
   }
 };
-}  // namespace detail
+}  // namespace autodiff
 
 template <class Y, class S>
 tensor<value_type_of<S>> gradient_tape::jacobian(const Y& target, const S& x, unconnected_gradients u) {
@@ -44,8 +44,8 @@ tensor<value_type_of<S>> gradient_tape::jacobian(const Y& target, const S& x, un
   const source src = source_of(x);
   fg::shape js = y.shape();
   for (std::size_t d : src.shape) js.push_back(d);
-  tensor<T> jac = detail::filled<T>(js, T(0), fg::device::cpu(), "jacobian");
-  detail::jacobian_scope scope(state_);
+  tensor<T> jac = dispatch::filled<T>(js, T(0), fg::device::cpu(), "jacobian");
+  autodiff::jacobian_scope scope(state_);
   for (std::size_t i = 0; i < y.size(); ++i) {
     tensor<R> seed = fill<R>(y.shape(), R(0), fg::device::cpu());
     seed.buffer()->data[i] = R(1);
@@ -54,7 +54,7 @@ tensor<value_type_of<S>> gradient_tape::jacobian(const Y& target, const S& x, un
       if (u == unconnected_gradients::none) return {};
       continue;
     }
-    const tensor<T> hg = detail::host_operand(g, "jacobian");
+    const tensor<T> hg = dispatch::host_operand(g, "jacobian");
     std::copy(hg.data(), hg.data() + hg.size(), jac.buffer()->data + i * src.shape.elements());
   }
   return jac.to(y.device());
@@ -76,8 +76,8 @@ tensor<value_type_of<S>> gradient_tape::batch_jacobian(const Y& target, const S&
   const std::size_t ye = b ? y.size() / b : 0, xe = b ? src.shape.elements() / b : 0;
   fg::shape js = y.shape();
   for (std::size_t d = 1; d < src.shape.rank(); ++d) js.push_back(src.shape[d]);
-  tensor<T> jac = detail::filled<T>(js, T(0), fg::device::cpu(), "batch_jacobian");
-  detail::jacobian_scope scope(state_);
+  tensor<T> jac = dispatch::filled<T>(js, T(0), fg::device::cpu(), "batch_jacobian");
+  autodiff::jacobian_scope scope(state_);
   for (std::size_t j = 0; j < ye; ++j) {
     tensor<R> seed = fill<R>(y.shape(), R(0), fg::device::cpu());
     for (std::size_t e = 0; e < b; ++e) seed.buffer()->data[e * ye + j] = R(1);
@@ -86,7 +86,7 @@ tensor<value_type_of<S>> gradient_tape::batch_jacobian(const Y& target, const S&
       if (u == unconnected_gradients::none) return {};
       continue;
     }
-    const tensor<T> hg = detail::host_operand(g, "batch_jacobian");
+    const tensor<T> hg = dispatch::host_operand(g, "batch_jacobian");
     for (std::size_t e = 0; e < b; ++e)
       std::copy(hg.data() + e * xe, hg.data() + (e + 1) * xe, jac.buffer()->data + (e * ye + j) * xe);
   }

@@ -24,7 +24,7 @@
 #include "../expr/program.hpp"
 #include "tape_state.hpp"
 
-namespace fusegrad::detail {
+namespace fusegrad::autodiff {
 
 /// Elements per block of a block backward step (Note [block backward]).
 inline constexpr std::size_t grad_block = 256;
@@ -43,17 +43,17 @@ inline constexpr std::uint8_t no_input = 0xff;
 /// without including it.
 struct eager_services {
   /// a + b (one floating type), evaluated and recorded.
-  any_tensor (*add)(const any_tensor& a, const any_tensor& b);
+  core::any_tensor (*add)(const core::any_tensor& a, const core::any_tensor& b);
   /// t summed over its broadcast axes down to shape s, recorded.
-  any_tensor (*sum_to)(const any_tensor& t, const fg::shape& s);
+  core::any_tensor (*sum_to)(const core::any_tensor& t, const fg::shape& s);
   /// t in shape s (same size), recorded.
-  any_tensor (*reshape)(const any_tensor& t, const fg::shape& s);
+  core::any_tensor (*reshape)(const core::any_tensor& t, const fg::shape& s);
   /// A rank-0 tensor of type d holding c, on device dev.
-  any_tensor (*constant)(cell c, dtype d, fg::device dev);
+  core::any_tensor (*constant)(core::cell c, dtype d, fg::device dev);
   /// t broadcast to shape s, recorded.
-  any_tensor (*broadcast)(const any_tensor& t, const fg::shape& s);
+  core::any_tensor (*broadcast)(const core::any_tensor& t, const fg::shape& s);
   /// One program op on tensors (op->unit()), evaluated and recorded.
-  any_tensor (*apply)(const expr::op_table& op, const any_tensor* args);
+  core::any_tensor (*apply)(const expr::op_table& op, const core::any_tensor* args);
 };
 
 /// dst[i] += src[i] for n elements of floating type d.
@@ -70,12 +70,12 @@ inline void add_into(dtype d, void* dst, const void* src, std::size_t n) {
 }
 
 /// A gradient tensor as the tape holds it (float or double; nothing otherwise).
-inline any_grad to_any_grad(any_tensor&& t) {
+inline any_grad to_any_grad(core::any_tensor&& t) {
   if (auto* f = std::get_if<tensor<float>>(&t)) return std::move(*f);
   if (auto* d = std::get_if<tensor<double>>(&t)) return std::move(*d);
   return {};
 }
-inline any_tensor from_any_grad(const any_grad& g) {
+inline core::any_tensor from_any_grad(const any_grad& g) {
   if (auto* f = std::get_if<tensor<float>>(&g)) return *f;
   if (auto* d = std::get_if<tensor<double>>(&g)) return *d;
   return {};
@@ -124,7 +124,7 @@ class broadcast_reader {
       for (std::size_t i = 0; i < grad_block; ++i) std::memcpy(splat + i * elem, base_, elem);
     } else {
       mode_ = mode::strided;
-      const auto cs = contiguous_strides(s);
+      const auto cs = core::contiguous_strides(s);
       const std::size_t off = iter.rank() - s.rank();
       for (std::size_t d = 0; d < iter.rank(); ++d) strides_[d] = d < off || s[d - off] == 1 ? 0 : cs[d - off];
     }
@@ -185,12 +185,13 @@ tensor<T> sum_host_to(const tensor<T>& t, const fg::shape& iter, const fg::shape
 /// The gradients of a program's inputs for upstream gradient g (a host tensor broadcasting to
 /// iter) in one pass over host memory (Note [block backward]). leaves: the tensors at the leaf
 /// positions (on the host); literals: the literals' values.
-inline void block_backward(const expr::program& p, std::span<const any_tensor> leaves, std::span<const cell> literals,
-                           const std::uint8_t* input_of, std::span<const program_input> inputs, const fg::shape& iter,
-                           const any_tensor& g, std::span<const bool> needed, std::span<any_grad> grads) {
+inline void block_backward(const expr::program& p, std::span<const core::any_tensor> leaves,
+                           std::span<const core::cell> literals, const std::uint8_t* input_of,
+                           std::span<const program_input> inputs, const fg::shape& iter, const core::any_tensor& g,
+                           std::span<const bool> needed, std::span<any_grad> grads) {
   const slot_flags needs = gradient_slots(p, input_of, needed);
   if (!needs[p.result()]) return;
-  ++counters().passes;
+  ++core::counters().passes;
   const std::size_t n = iter.elements(), slots = p.slots(), first = p.first_instr();
   constexpr std::size_t cell_bytes = grad_block * 8;
   // One workspace: per slot a value buffer (leaves: for broadcast reads; literals: splats),
@@ -203,41 +204,42 @@ inline void block_backward(const expr::program& p, std::span<const any_tensor> l
   unsigned char* g_splat = g_buf + cell_bytes;
   unsigned char* scratch = g_splat + cell_bytes;
 
-  small_vector<broadcast_reader, 8> readers;
+  core::small_vector<broadcast_reader, 8> readers;
   for (std::size_t s = 0; s < p.leaves; ++s)
-    readers.push_back(broadcast_reader(data_of(leaves[s]), size_of(p.types[s]), shape_of(leaves[s]), iter, value_buf(s)));
-  small_vector<const void*, 16> value;
+    readers.push_back(broadcast_reader(core::data_of(leaves[s]), core::size_of(p.types[s]), core::shape_of(leaves[s]),
+                                       iter, value_buf(s)));
+  core::small_vector<const void*, 16> value;
   for (std::size_t s = 0; s < slots; ++s) value.push_back(nullptr);
   for (std::size_t c = 0; c < p.literals; ++c) {
-    const std::size_t s = p.leaves + c, e = size_of(p.types[s]);
+    const std::size_t s = p.leaves + c, e = core::size_of(p.types[s]);
     for (std::size_t i = 0; i < grad_block; ++i) std::memcpy(value_buf(s) + i * e, literals[c].bytes, e);
     value[s] = value_buf(s);
   }
   for (std::size_t s = first; s < slots; ++s) value[s] = value_buf(s);
   const dtype gt = p.types[p.result()];
-  const broadcast_reader g_reader(data_of(g), size_of(gt), shape_of(g), iter, g_splat);
+  const broadcast_reader g_reader(core::data_of(g), core::size_of(gt), core::shape_of(g), iter, g_splat);
 
   // Each needed input's gradient: written in place when it has the iteration space's size,
   // else over the whole space first and summed down at the end.
-  small_vector<any_tensor, 2> out;
-  small_vector<unsigned char*, 2> dest;
-  small_vector<std::uint8_t, 2> direct;
+  core::small_vector<core::any_tensor, 2> out;
+  core::small_vector<unsigned char*, 2> dest;
+  core::small_vector<std::uint8_t, 2> direct;
   for (std::size_t k = 0; k < inputs.size(); ++k) {
     const bool d = inputs[k].shape.elements() == n;
     direct.push_back(d);
-    any_tensor t;
+    core::any_tensor t;
     if (needed[k]) {
       const fg::shape& s = d ? inputs[k].shape : iter;
       if (inputs[k].type == dtype::float32) t = tensor<float>(s, fg::device::cpu());
       else t = tensor<double>(s, fg::device::cpu());
     }
-    dest.push_back(static_cast<unsigned char*>(const_cast<void*>(data_of(t))));
+    dest.push_back(static_cast<unsigned char*>(const_cast<void*>(core::data_of(t))));
     out.push_back(std::move(t));
   }
 
-  small_vector<std::uint8_t, 16> written;
+  core::small_vector<std::uint8_t, 16> written;
   for (std::size_t s = 0; s < slots; ++s) written.push_back(false);
-  small_vector<std::uint8_t, 2> in_written;
+  core::small_vector<std::uint8_t, 2> in_written;
   for (std::size_t k = 0; k < inputs.size(); ++k) in_written.push_back(false);
   for (std::size_t start = 0; start < n; start += grad_block) {
     const std::size_t m = std::min(grad_block, n - start);
@@ -257,7 +259,7 @@ inline void block_backward(const expr::program& p, std::span<const any_tensor> l
         const std::size_t k = input_of[s];
         acc = in_written[k];
         in_written[k] = true;
-        return dest[k] + start * size_of(inputs[k].type);
+        return dest[k] + start * core::size_of(inputs[k].type);
       }
       acc = written[s];
       written[s] = true;
@@ -266,7 +268,7 @@ inline void block_backward(const expr::program& p, std::span<const any_tensor> l
     if (p.code.empty()) {
       bool acc;
       unsigned char* d = target(0, acc);
-      std::memcpy(d, gv, m * size_of(gt));
+      std::memcpy(d, gv, m * core::size_of(gt));
     }
     for (std::size_t k = p.code.size(); k-- > 0;) {
       const std::size_t s = first + k;
@@ -288,7 +290,8 @@ inline void block_backward(const expr::program& p, std::span<const any_tensor> l
       }
     }
     for (std::size_t k = 0; k < inputs.size(); ++k)
-      if (needed[k] && !in_written[k]) std::memset(dest[k] + start * size_of(inputs[k].type), 0, m * size_of(inputs[k].type));
+      if (needed[k] && !in_written[k])
+        std::memset(dest[k] + start * core::size_of(inputs[k].type), 0, m * core::size_of(inputs[k].type));
   }
   for (std::size_t k = 0; k < inputs.size(); ++k) {
     if (!needed[k]) continue;
@@ -301,47 +304,48 @@ inline void block_backward(const expr::program& p, std::span<const any_tensor> l
 }
 
 /// a + b for two elements of floating type d.
-inline cell add_cells(dtype d, cell a, cell b) {
-  if (d == dtype::float32) return cell::of(a.as<float>() + b.as<float>());
-  return cell::of(a.as<double>() + b.as<double>());
+inline core::cell add_cells(dtype d, core::cell a, core::cell b) {
+  if (d == dtype::float32) return core::cell::of(a.as<float>() + b.as<float>());
+  return core::cell::of(a.as<double>() + b.as<double>());
 }
 
 /// block_backward on one element: leaf and literal values as cells, gradients as cells of
 /// their input's type (nullopt where none), in the same order of operations.
-inline void point_backward(const expr::program& p, const cell* leaf_values, const cell* literals,
-                           const std::uint8_t* input_of, const dtype* input_types, cell g,
-                           std::span<const bool> needed, std::span<std::optional<cell>> grads) {
+inline void point_backward(const expr::program& p, const core::cell* leaf_values, const core::cell* literals,
+                           const std::uint8_t* input_of, const dtype* input_types, core::cell g,
+                           std::span<const bool> needed, std::span<std::optional<core::cell>> grads) {
   if (p.code.size() == 1 && p.literals == 0) {
     // One op over leaves (a statement of scalar code): its vjp rules, in the same order.
     const expr::instr& in = p.code[0];
     if (in.op->result != dtype::float32 && in.op->result != dtype::float64) return;
-    const cell args[expr::max_arity] = {leaf_values[in.args[0]], leaf_values[in.args[1]], leaf_values[in.args[2]]};
+    const core::cell args[expr::max_arity] = {leaf_values[in.args[0]], leaf_values[in.args[1]],
+                                              leaf_values[in.args[2]]};
     for (std::size_t j = 0; j < in.op->arity; ++j) {
       const std::uint8_t k = input_of[in.args[j]];
       if (k == no_input || !needed[k] || !in.op->point_vjp[j]) continue;
-      const cell c = in.op->point_vjp[j](g, args);
-      grads[k] = grads[k] ? add_cells(input_types[k], c, *grads[k]) : c;
+      const core::cell c = in.op->point_vjp[j](g, args);
+      grads[k] = grads[k] ? autodiff::add_cells(input_types[k], c, *grads[k]) : c;
     }
     return;
   }
   const slot_flags needs = gradient_slots(p, input_of, needed);
   if (!needs[p.result()]) return;
   const std::size_t slots = p.slots(), first = p.first_instr();
-  slot_array<cell, 32> value(slots), adj(slots);
+  slot_array<core::cell, 32> value(slots), adj(slots);
   slot_flags written(slots);
   for (std::size_t s = first; s < slots; ++s) written[s] = 0;
   for (std::size_t s = 0; s < first; ++s) value[s] = s < p.leaves ? leaf_values[s] : literals[s - p.leaves];
   for (std::size_t k = 0; k + 1 < p.code.size(); ++k) {  // the result's value is not needed
     const expr::instr& in = p.code[k];
-    const cell args[expr::max_arity] = {value[in.args[0]], value[in.args[1]], value[in.args[2]]};
+    const core::cell args[expr::max_arity] = {value[in.args[0]], value[in.args[1]], value[in.args[2]]};
     value[first + k] = in.op->point_forward(args);
   }
-  auto add_to = [&](std::size_t s, cell c) {
+  auto add_to = [&](std::size_t s, core::cell c) {
     if (s < p.leaves) {
       const std::size_t k = input_of[s];
-      grads[k] = grads[k] ? add_cells(input_types[k], c, *grads[k]) : c;
+      grads[k] = grads[k] ? autodiff::add_cells(input_types[k], c, *grads[k]) : c;
     } else {
-      adj[s] = written[s] ? add_cells(p.types[s], c, adj[s]) : c;
+      adj[s] = written[s] ? autodiff::add_cells(p.types[s], c, adj[s]) : c;
       written[s] = true;
     }
   };
@@ -350,9 +354,9 @@ inline void point_backward(const expr::program& p, const cell* leaf_values, cons
     const std::size_t s = first + k;
     if (!needs[s]) continue;
     if (s != p.result() && !written[s]) continue;
-    const cell a = s == p.result() ? g : adj[s];
+    const core::cell a = s == p.result() ? g : adj[s];
     const expr::instr& in = p.code[k];
-    const cell args[expr::max_arity] = {value[in.args[0]], value[in.args[1]], value[in.args[2]]};
+    const core::cell args[expr::max_arity] = {value[in.args[0]], value[in.args[1]], value[in.args[2]]};
     for (std::size_t j = 0; j < in.op->arity; ++j)
       if (needs[in.args[j]] && in.op->point_vjp[j]) add_to(in.args[j], in.op->point_vjp[j](a, args));
   }
@@ -360,63 +364,68 @@ inline void point_backward(const expr::program& p, const cell* leaf_values, cons
 
 /// The values of a program's slots evaluated op by op as eager tensors (recorded), literals as
 /// rank-0 tensors on the leaves' device.
-inline small_vector<any_tensor, 16> replay_forward(const expr::program& p, std::span<const any_tensor> leaves,
-                                                   std::span<const cell> literals, const eager_services& sv) {
-  small_vector<any_tensor, 16> value;
-  const fg::device dev = leaves.empty() ? fg::device::cpu() : device_of(leaves[0]);
+inline core::small_vector<core::any_tensor, 16> replay_forward(const expr::program& p,
+                                                               std::span<const core::any_tensor> leaves,
+                                                               std::span<const core::cell> literals,
+                                                               const eager_services& sv) {
+  core::small_vector<core::any_tensor, 16> value;
+  const fg::device dev = leaves.empty() ? fg::device::cpu() : core::device_of(leaves[0]);
   for (std::size_t s = 0; s < p.leaves; ++s) value.push_back(leaves[s]);
   for (std::size_t c = 0; c < p.literals; ++c) value.push_back(sv.constant(literals[c], p.types[p.leaves + c], dev));
   for (const expr::instr& in : p.code) {
-    const any_tensor args[expr::max_arity] = {value[in.args[0]], in.op->arity > 1 ? value[in.args[1]] : any_tensor{},
-                                              in.op->arity > 2 ? value[in.args[2]] : any_tensor{}};
+    const core::any_tensor args[expr::max_arity] = {value[in.args[0]],
+                                                    in.op->arity > 1 ? value[in.args[1]] : core::any_tensor{},
+                                                    in.op->arity > 2 ? value[in.args[2]] : core::any_tensor{}};
     value.push_back(sv.apply(*in.op, args));
   }
   return value;
 }
 
 /// The program evaluated op by op: its result as an eager tensor.
-inline any_tensor run_op_by_op(const expr::program& p, std::span<const any_tensor> leaves,
-                               std::span<const cell> literals, const eager_services& sv) {
+inline core::any_tensor run_op_by_op(const expr::program& p, std::span<const core::any_tensor> leaves,
+                               std::span<const core::cell> literals, const eager_services& sv) {
   return replay_forward(p, leaves, literals, sv)[p.result()];
 }
 
 /// The backward step of a program op by op over eager tensors: its forward values recomputed,
 /// then each op's vjp rules evaluated as eager expressions, so that a recording tape records
 /// every step (higher orders), and device tensors stay on their device.
-inline void replay_backward(const expr::program& p, std::span<const any_tensor> leaves, std::span<const cell> literals,
-                            const std::uint8_t* input_of, std::span<const program_input> inputs, const fg::shape& iter,
-                            any_tensor g, std::span<const bool> needed, std::span<any_grad> grads,
-                            const eager_services& sv) {
+inline void replay_backward(const expr::program& p, std::span<const core::any_tensor> leaves,
+                            std::span<const core::cell> literals, const std::uint8_t* input_of,
+                            std::span<const program_input> inputs, const fg::shape& iter, core::any_tensor g,
+                            std::span<const bool> needed, std::span<any_grad> grads, const eager_services& sv) {
   const slot_flags needs = gradient_slots(p, input_of, needed);
   if (!needs[p.result()]) return;
-  small_vector<any_tensor, 16> value = replay_forward(p, leaves, literals, sv);
-  small_vector<any_tensor, 16> adj;
+  core::small_vector<core::any_tensor, 16> value = autodiff::replay_forward(p, leaves, literals, sv);
+  core::small_vector<core::any_tensor, 16> adj;
   for (std::size_t s = 0; s < value.size(); ++s) adj.push_back({});
-  small_vector<any_tensor, 2> in_grad;
+  core::small_vector<core::any_tensor, 2> in_grad;
   for (std::size_t k = 0; k < inputs.size(); ++k) in_grad.push_back({});
-  auto add_to = [&](std::size_t s, any_tensor c) {
-    if (shape_of(c) != shape_of(value[s])) c = sv.sum_to(c, shape_of(value[s]));
-    any_tensor& a = s < p.leaves ? in_grad[input_of[s]] : adj[s];
+  auto add_to = [&](std::size_t s, core::any_tensor c) {
+    if (core::shape_of(c) != core::shape_of(value[s])) c = sv.sum_to(c, core::shape_of(value[s]));
+    core::any_tensor& a = s < p.leaves ? in_grad[input_of[s]] : adj[s];
     a = std::holds_alternative<std::monostate>(a) ? std::move(c) : sv.add(c, a);
   };
   const std::size_t first = p.first_instr();
   // The evaluation ran over iter, which the expression broadcasts to and g broadcasts from.
-  if (shape_of(g) != iter) g = sv.broadcast(g, iter);
+  if (core::shape_of(g) != iter) g = sv.broadcast(g, iter);
   adj[p.result()] = g;
   if (p.code.empty()) add_to(0, g);
   for (std::size_t k = p.code.size(); k-- > 0;) {
     const std::size_t s = first + k;
     if (!needs[s] || std::holds_alternative<std::monostate>(adj[s])) continue;
     const expr::instr& in = p.code[k];
-    const any_tensor args[expr::max_arity] = {value[in.args[0]], in.op->arity > 1 ? value[in.args[1]] : any_tensor{},
-                                              in.op->arity > 2 ? value[in.args[2]] : any_tensor{}};
+    const core::any_tensor args[expr::max_arity] = {value[in.args[0]],
+                                                    in.op->arity > 1 ? value[in.args[1]] : core::any_tensor{},
+                                                    in.op->arity > 2 ? value[in.args[2]] : core::any_tensor{}};
     for (std::size_t j = 0; j < in.op->arity; ++j) {
       if (!needs[in.args[j]] || !in.op->eager_vjp[j]) continue;
-      any_tensor c = in.op->eager_vjp[j](adj[s], args);
-      if (checking_numerics()) [[unlikely]]  // Note [numerics checks]
-        if (const nonfinite f = find_nonfinite(c))
-          throw value_error(cat("fg::debugging: the gradient of '", in.op->name, "' for its operand ", j, " (shape ",
-                                shape_of(args[j]), ") holds ", f.words(), " values (check_numerics)"));
+      core::any_tensor c = in.op->eager_vjp[j](adj[s], args);
+      if (core::checking_numerics()) [[unlikely]]  // Note [numerics checks]
+        if (const core::nonfinite f = core::find_nonfinite(c))
+          throw value_error(core::cat("fg::debugging: the gradient of '", in.op->name, "' for its operand ", j,
+                                      " (shape ", core::shape_of(args[j]), ") holds ", f.words(),
+                                      " values (check_numerics)"));
       add_to(in.args[j], std::move(c));
     }
     adj[s] = {};  // released as soon as its contributions are made
@@ -424,4 +433,4 @@ inline void replay_backward(const expr::program& p, std::span<const any_tensor> 
   for (std::size_t k = 0; k < inputs.size(); ++k)
     if (needed[k]) grads[k] = to_any_grad(std::move(in_grad[k]));
 }
-}  // namespace fusegrad::detail
+}  // namespace fusegrad::autodiff

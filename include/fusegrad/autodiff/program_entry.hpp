@@ -10,7 +10,7 @@
 
 #include "program_backward.hpp"
 
-namespace fusegrad::detail {
+namespace fusegrad::autodiff {
 
 struct fused_entry;
 struct scalar_view;
@@ -27,21 +27,24 @@ struct entry_engines {
   void (*fused)(fused_entry& f, std::span<const any_grad> upstream, std::span<const bool> needed,
                 std::span<any_grad> grads);
   /// point_backward: a program's backward step over single elements.
-  void (*point)(const expr::program& p, const cell* leaf_values, const cell* literals, const std::uint8_t* input_of,
-                const dtype* input_types, cell g, std::span<const bool> needed, std::span<std::optional<cell>> out);
+  void (*point)(const expr::program& p, const core::cell* leaf_values, const core::cell* literals,
+                const std::uint8_t* input_of, const dtype* input_types, core::cell g, std::span<const bool> needed,
+                std::span<std::optional<core::cell>> out);
   /// A scalar entry's step replayed op by op (when a tape records it).
   void (*scalar_replay)(const expr::program& p, const scalar_view& v, std::span<const any_grad> upstream,
                         std::span<const bool> needed, std::span<any_grad> grads);
   /// replay_forward with the services below: every slot's value, op by op.
-  small_vector<any_tensor, 16> (*values)(const expr::program& p, std::span<const any_tensor> leaves,
-                                         std::span<const cell> literals);
+  core::small_vector<core::any_tensor, 16> (*values)(const expr::program& p, std::span<const core::any_tensor> leaves,
+                                         std::span<const core::cell> literals);
   /// run_op_by_op with the services below.
-  any_tensor (*op_by_op)(const expr::program& p, std::span<const any_tensor> leaves, std::span<const cell> literals);
+  core::any_tensor (*op_by_op)(const expr::program& p, std::span<const core::any_tensor> leaves,
+                               std::span<const core::cell> literals);
   const eager_services* services;
   /// Throws the error for an evaluation whose result holds NaN or infinities (Note [numerics
   /// checks]); installed by enable_check_numerics, so a unit that checks nothing does not compile it.
-  void (*report_nonfinite)(const expr::program& p, std::span<const any_tensor> leaves, std::span<const cell> literals,
-                           const fg::shape& out, nonfinite f, const char* reduction);
+  void (*report_nonfinite)(const expr::program& p, std::span<const core::any_tensor> leaves,
+                           std::span<const core::cell> literals, const fg::shape& out, core::nonfinite f,
+                           const char* reduction);
 };
 inline std::atomic<const entry_engines*> installed_engines{nullptr};
 
@@ -59,12 +62,12 @@ inline const entry_engines& engines() {
 /// - else (a tape records the step, or the tensors live on a device): replay_backward, op by op.
 struct fused_entry : backward_fn {
   const expr::program* prog;
-  small_vector<any_tensor, 4> leaves;          ///< per leaf position
-  small_vector<cell, 2> literals;
-  small_vector<std::uint8_t, 4> input_of;      ///< per leaf position
-  small_vector<program_input, 2> inputs;
+  core::small_vector<core::any_tensor, 4> leaves;          ///< per leaf position
+  core::small_vector<core::cell, 2> literals;
+  core::small_vector<std::uint8_t, 4> input_of;      ///< per leaf position
+  core::small_vector<program_input, 2> inputs;
   fg::shape iter, gshape;
-  any_tensor derivative;  ///< the saved derivative, or nothing
+  core::any_tensor derivative;  ///< the saved derivative, or nothing
 
   explicit fused_entry(const expr::program& p) : prog(&p) {}
 
@@ -76,35 +79,35 @@ struct fused_entry : backward_fn {
 
   /// The backward step itself: what the installed engines run (Note [installed engines]).
   void execute(std::span<const any_grad> upstream, std::span<const bool> needed, std::span<any_grad> grads) {
-    any_tensor g = from_any_grad(upstream[0]);
+    core::any_tensor g = from_any_grad(upstream[0]);
     if (std::holds_alternative<std::monostate>(g)) return;
     const bool recorded = records(g);
     if (!std::holds_alternative<std::monostate>(derivative) && !recorded) {
       run_saved(g, needed, grads);
-      if (checking_numerics()) [[unlikely]]
-        diagnose(shape_of(g) != gshape ? plain_reshape(g, gshape) : g, needed, grads);
+      if (core::checking_numerics()) [[unlikely]]
+        diagnose(core::shape_of(g) != gshape ? plain_reshape(g, gshape) : g, needed, grads);
       return;
     }
-    bool host = device_of(g).is_cpu();
-    for (const any_tensor& l : leaves) host = host && device_of(l).is_cpu();
+    bool host = core::device_of(g).is_cpu();
+    for (const core::any_tensor& l : leaves) host = host && core::device_of(l).is_cpu();
     if (host && !recorded) {
-      if (shape_of(g) != gshape) g = plain_reshape(g, gshape);
+      if (core::shape_of(g) != gshape) g = plain_reshape(g, gshape);
       block_backward(*prog, leaves, literals, input_of.data(), inputs, iter, g, needed, grads);
-      if (checking_numerics()) [[unlikely]]
+      if (core::checking_numerics()) [[unlikely]]
         diagnose(g, needed, grads);
       return;
     }
     const eager_services& sv = *engines().services;
-    if (shape_of(g) != gshape) g = sv.reshape(g, gshape);
-    replay_backward(*prog, leaves, literals, input_of.data(), inputs, iter, g, needed, grads, sv);
+    if (core::shape_of(g) != gshape) g = sv.reshape(g, gshape);
+    autodiff::replay_backward(*prog, leaves, literals, input_of.data(), inputs, iter, g, needed, grads, sv);
   }
 
  protected:
   /// True when a tape records now and tracks one of this step's inputs or its upstream
   /// gradient: then the step runs op by op so that the tape sees it.
-  bool records(const any_tensor& g) const {
+  bool records(const core::any_tensor& g) const {
     if (!recording()) return false;
-    const tensor_id gid = id_of(g);
+    const tensor_id gid = core::id_of(g);
     if (any_tape_tracks(std::span<const tensor_id>(&gid, 1))) return true;
     for (const program_input& in : inputs)
       if (any_tape_tracks(std::span<const tensor_id>(&in.id, 1))) return true;
@@ -114,17 +117,18 @@ struct fused_entry : backward_fn {
  private:
   /// With numerics checks on (Note [numerics checks]): when a gradient holds NaN or Inf, the
   /// step runs again op by op, which names the op whose rule made it (no tape records it).
-  void diagnose(const any_tensor& g, std::span<const bool> needed, std::span<any_grad> grads) {
+  void diagnose(const core::any_tensor& g, std::span<const bool> needed, std::span<any_grad> grads) {
     bool bad = false;
-    for (std::size_t k = 0; k < grads.size(); ++k) bad = bad || (needed[k] && find_nonfinite(grads[k]));
+    for (std::size_t k = 0; k < grads.size(); ++k) bad = bad || (needed[k] && autodiff::find_nonfinite(grads[k]));
     if (!bad) return;
     const all_tapes_paused quiet;
     std::vector<any_grad> again(grads.size());
-    replay_backward(*prog, leaves, literals, input_of.data(), inputs, iter, g, needed, again, *engines().services);
+    autodiff::replay_backward(*prog, leaves, literals, input_of.data(), inputs, iter, g, needed, again,
+                              *engines().services);
   }
-  static any_tensor plain_reshape(const any_tensor& g, const fg::shape& s) {
+  static core::any_tensor plain_reshape(const core::any_tensor& g, const fg::shape& s) {
     return std::visit(
-        [&](const auto& t) -> any_tensor {
+        [&](const auto& t) -> core::any_tensor {
           if constexpr (std::is_same_v<std::decay_t<decltype(t)>, std::monostate>) return {};
           else return std::decay_t<decltype(t)>(t.buffer(), s, t.id());
         },
@@ -141,7 +145,7 @@ struct fused_entry : backward_fn {
     for (std::size_t i = 0; i < d.size(); ++i) r.buffer()->data[i] = u * d.data()[i];
     return r;
   }
-  void run_saved(const any_tensor& g, std::span<const bool> needed, std::span<any_grad> grads) const {
+  void run_saved(const core::any_tensor& g, std::span<const bool> needed, std::span<any_grad> grads) const {
     if (!needed[0]) return;
     if (const auto* d = std::get_if<tensor<float>>(&derivative)) grads[0] = saved_gradient(std::get<tensor<float>>(g), *d);
     else grads[0] = saved_gradient(std::get<tensor<double>>(g), std::get<tensor<double>>(derivative));
@@ -161,8 +165,8 @@ struct scalar_layout {
 };
 /// A scalar entry's values and layout, whatever its leaf and literal counts.
 struct scalar_view {
-  const cell* values;
-  const cell* literals;
+  const core::cell* values;
+  const core::cell* literals;
   std::size_t n_leaves, n_literals;
   const tensor_id* ids;
   const std::uint8_t* ranks;
@@ -184,11 +188,11 @@ struct scalar_view {
 template <std::size_t L, std::size_t C>
 struct scalar_entry final : backward_fn {
   const expr::program* prog;
-  std::array<cell, L> values;
-  std::array<cell, (C > 0 ? C : 1)> literals;
+  std::array<core::cell, L> values;
+  std::array<core::cell, (C > 0 ? C : 1)> literals;
   scalar_layout<L> at;
 
-  scalar_entry(const expr::program& p, const std::array<cell, L>& v, const scalar_layout<L>& a)
+  scalar_entry(const expr::program& p, const std::array<core::cell, L>& v, const scalar_layout<L>& a)
       : prog(&p), values(v), at(a) {}
 
   const char* name() const noexcept override { return prog->code.empty() ? "identity" : prog->code.back().op->name; }
@@ -197,12 +201,12 @@ struct scalar_entry final : backward_fn {
   void run_scalar(const scalar_grad& up, std::span<const bool> needed,
                   std::span<std::optional<scalar_grad>> grads) override {
     const dtype gt = prog->types[prog->result()];
-    const cell g = gt == dtype::float32 ? cell::of(static_cast<float>(up.value)) : cell::of(up.value);
-    std::array<std::optional<cell>, L> out{};
+    const core::cell g = gt == dtype::float32 ? core::cell::of(static_cast<float>(up.value)) : core::cell::of(up.value);
+    std::array<std::optional<core::cell>, L> out{};
     engines().point(*prog, values.data(), literals.data(), at.input_of.data(), at.types.data(), g, needed,
-                    std::span<std::optional<cell>>(out.data(), at.n_inputs));
+                    std::span<std::optional<core::cell>>(out.data(), at.n_inputs));
     // With numerics checks on, the op-by-op step names the op (Note [numerics checks]).
-    if (checking_numerics()) [[unlikely]]
+    if (core::checking_numerics()) [[unlikely]]
       for (std::size_t k = 0; k < at.n_inputs; ++k)
         if (needed[k] && out[k] && !std::isfinite(at.types[k] == dtype::float32 ? out[k]->template as<float>()
                                                                                : out[k]->template as<double>())) {
@@ -238,10 +242,10 @@ inline void replay_scalar_entry(const expr::program& p, const scalar_view& v, st
                                 std::span<const bool> needed, std::span<any_grad> grads) {
   fused_entry full(p);
   for (std::size_t q = 0; q < v.n_leaves; ++q) {
-    const fg::shape s = ones_shape(v.ranks[q]);
-    any_tensor l;
+    const fg::shape s = core::ones_shape(v.ranks[q]);
+    core::any_tensor l;
     auto make = [&]<class T>(T x) {
-      auto st = make_storage<T>(1, fg::device::cpu());
+      auto st = core::make_storage<T>(1, fg::device::cpu());
       *st->data = x;
       l = tensor<T>(std::move(st), s, v.ids[q]);
     };
@@ -259,18 +263,19 @@ inline void replay_scalar_entry(const expr::program& p, const scalar_view& v, st
   for (std::size_t k = 0; k < v.n_inputs; ++k) {
     std::size_t q = 0;
     while (v.input_of[q] != k) ++q;
-    full.inputs.push_back({v.ids[q], ones_shape(v.input_ranks[k]), v.types[k]});
+    full.inputs.push_back({v.ids[q], core::ones_shape(v.input_ranks[k]), v.types[k]});
   }
-  full.iter = ones_shape(v.iter_rank);
-  full.gshape = ones_shape(v.g_rank);
+  full.iter = core::ones_shape(v.iter_rank);
+  full.gshape = core::ones_shape(v.g_rank);
   full.execute(upstream, needed, grads);
 }
-inline small_vector<any_tensor, 16> replay_installed(const expr::program& p, std::span<const any_tensor> leaves,
-                                                     std::span<const cell> literals) {
+inline core::small_vector<core::any_tensor, 16> replay_installed(const expr::program& p,
+                                                                 std::span<const core::any_tensor> leaves,
+                                                                 std::span<const core::cell> literals) {
   return replay_forward(p, leaves, literals, *engines().services);
 }
-inline any_tensor run_installed_op_by_op(const expr::program& p, std::span<const any_tensor> leaves,
-                                         std::span<const cell> literals) {
-  return run_op_by_op(p, leaves, literals, *engines().services);
+inline core::any_tensor run_installed_op_by_op(const expr::program& p, std::span<const core::any_tensor> leaves,
+                                         std::span<const core::cell> literals) {
+  return autodiff::run_op_by_op(p, leaves, literals, *engines().services);
 }
-}  // namespace fusegrad::detail
+}  // namespace fusegrad::autodiff

@@ -9,7 +9,7 @@
 #include "../core/numerics.hpp"
 #include "tape_state.hpp"
 
-namespace fusegrad::detail {
+namespace fusegrad::autodiff {
 
 /// The backward step of a recorded op: f(g, needed) returns its inputs' gradients (a
 /// std::array, or a std::vector for a run-time number of inputs), undefined where not needed.
@@ -34,10 +34,10 @@ struct op_entry final : backward_fn {
 template <class T, class F>
 void record_op(const char* name, std::span<const tensor_id> inputs, const tensor<T>& out, F&& backward) {
   if constexpr (std::is_floating_point_v<T>) {
-    if (checking_numerics()) [[unlikely]]  // Note [numerics checks]
-      if (const nonfinite f = find_nonfinite(out))
-        throw value_error(cat("fg::debugging: '", name, "' produced ", f.words(), " values in a result of shape ",
-                              out.shape(), " (check_numerics)"));
+    if (core::checking_numerics()) [[unlikely]]  // Note [numerics checks]
+      if (const core::nonfinite f = core::find_nonfinite(out))
+        throw value_error(core::cat("fg::debugging: '", name, "' produced ", f.words(), " values in a result of shape ",
+                                    out.shape(), " (check_numerics)"));
     if (!recording()) return;
     const tensor_id outs[1] = {out.id()};
     const slot_meta out_meta = meta_of(out);
@@ -49,4 +49,4 @@ template <class T, std::size_t N, class F>
 void record_op(const char* name, const std::array<tensor_id, N>& inputs, const tensor<T>& out, F&& backward) {
   record_op<T>(name, std::span<const tensor_id>(inputs.data(), N), out, std::forward<F>(backward));
 }
-}  // namespace fusegrad::detail
+}  // namespace fusegrad::autodiff

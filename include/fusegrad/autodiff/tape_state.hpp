@@ -26,15 +26,15 @@
 #include "../core/tensor.hpp"
 #include "id_table.hpp"
 
-namespace fusegrad::detail {
+namespace fusegrad::autodiff {
 
 /// A gradient flowing through the tape: none, or a float or double tensor.
 using any_grad = std::variant<std::monostate, tensor<float>, tensor<double>>;
 
 /// The non-finite values of a gradient (Note [numerics checks]); none when there is no gradient.
-inline nonfinite find_nonfinite(const any_grad& g) {
-  if (const auto* a = std::get_if<tensor<float>>(&g)) return find_nonfinite(*a);
-  if (const auto* b = std::get_if<tensor<double>>(&g)) return find_nonfinite(*b);
+inline core::nonfinite find_nonfinite(const any_grad& g) {
+  if (const auto* a = std::get_if<tensor<float>>(&g)) return core::find_nonfinite(*a);
+  if (const auto* b = std::get_if<tensor<double>>(&g)) return core::find_nonfinite(*b);
   return {};
 }
 /// The shape of a gradient (the empty shape when there is none).
@@ -57,7 +57,7 @@ struct scalar_grad {
 using grad_value = std::variant<std::monostate, tensor<float>, tensor<double>, scalar_grad>;
 
 /// Ids of an entry's inputs or outputs; most entries have one or two.
-using id_list = small_vector<tensor_id, 3>;
+using id_list = core::small_vector<tensor_id, 3>;
 
 /// Installs the backward engines (Note [installed engines], autodiff/program_entry.hpp);
 /// defined by eager/evaluate.hpp.
@@ -138,12 +138,12 @@ struct tape_state {
   static constexpr std::uint32_t no_slot = slot_map::none;
 
   // Large and regrown in every step of a training loop: from the buffer cache.
-  std::vector<tape_entry, host_allocator<tape_entry>> entries;
-  std::vector<std::uint32_t, host_allocator<std::uint32_t>> slots;  ///< the entries' input and output slots
+  std::vector<tape_entry, core::host_allocator<tape_entry>> entries;
+  std::vector<std::uint32_t, core::host_allocator<std::uint32_t>> slots;  ///< the entries' input and output slots
   slot_map slot_of;                                                 ///< id -> slot
-  std::vector<tensor_id, host_allocator<tensor_id>> slot_ids;       ///< slot -> id
-  std::vector<std::uint8_t, host_allocator<std::uint8_t>> tracked;  ///< per slot: 1 when tracked
-  std::vector<kept_meta, host_allocator<kept_meta>> meta;           ///< per slot (Note [gradient checks])
+  std::vector<tensor_id, core::host_allocator<tensor_id>> slot_ids;       ///< slot -> id
+  std::vector<std::uint8_t, core::host_allocator<std::uint8_t>> tracked;  ///< per slot: 1 when tracked
+  std::vector<kept_meta, core::host_allocator<kept_meta>> meta;           ///< per slot (Note [gradient checks])
   std::vector<fg::shape> shapes;                                    ///< the shapes kept_meta points to
   std::vector<watched_variable> variables;  ///< in order of first watch
   bool persistent = false;
@@ -283,7 +283,7 @@ struct tape_state {
   /// The shape slot s's gradient must have (when meta[s].known).
   fg::shape kept_shape(std::uint32_t s) const {
     const kept_meta& k = meta[s];
-    return k.shape == kept_meta::ones ? ones_shape(k.rank) : shapes[k.shape];
+    return k.shape == kept_meta::ones ? core::ones_shape(k.rank) : shapes[k.shape];
   }
   void watch_variable(std::shared_ptr<void> state, tensor_id id, dtype t) {
     track(id);
@@ -469,8 +469,8 @@ std::shared_ptr<backward_fn> make_arena_entry(Args&&... args) {
   static_assert(alignof(Entry) <= align && size <= entry_block_bytes / 64);
   entry_arena& a = thread_entry_arena();
   if (!a.block || a.used + size > entry_block_bytes) {
-    a.block = std::shared_ptr<std::byte>(static_cast<std::byte*>(host_allocate(entry_block_bytes)),
-                                         [](std::byte* p) { host_release(p, entry_block_bytes); });
+    a.block = std::shared_ptr<std::byte>(static_cast<std::byte*>(core::host_allocate(entry_block_bytes)),
+                                         [](std::byte* p) { core::host_release(p, entry_block_bytes); });
     a.used = 0;
   }
   Entry* e = new (a.block.get() + a.used) Entry(std::forward<Args>(args)...);
@@ -492,4 +492,4 @@ inline void on_variable_read(const std::shared_ptr<void>& state, tensor_id id, d
   for (tape_state* tp : tape_stack())
     if (!tp->paused && tp->watch_accessed_variables) tp->watch_variable(state, id, t);
 }
-}  // namespace fusegrad::detail
+}  // namespace fusegrad::autodiff

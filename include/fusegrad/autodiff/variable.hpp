@@ -22,7 +22,7 @@
 #include "gradient_tape.hpp"
 
 namespace fusegrad {
-namespace detail {
+namespace autodiff {
 /// The lock of a variable's value (Note [variable values]): held only to copy or swap a tensor
 /// handle, a few instructions, so it spins, yielding to other threads while it waits.
 class value_lock {
@@ -36,7 +36,7 @@ class value_lock {
  private:
   std::atomic<bool> locked_{false};
 };
-}  // namespace detail
+}  // namespace autodiff
 
 /// A mutable handle to a tensor value. Reads and assignments may run on different threads at
 /// once: a read sees the value before or after an assignment, never a torn one (Note [variable
@@ -50,7 +50,7 @@ class variable {
   variable(const tensor<T>& initial, std::string name = "Variable", bool trainable = true)
       : s_(std::make_shared<state>()) {
     FG_CHECK(initial.defined(), value_error, "fg::variable: the initial value is undefined");
-    s_->id = detail::next_id();
+    s_->id = core::next_id();
     s_->value = tensor<T>(initial.buffer(), initial.shape(), s_->id);
     s_->shape = initial.shape();
     s_->name = std::move(name);
@@ -77,7 +77,7 @@ class variable {
              v.defined() ? v.shape().str() : std::string("undefined"), "; the value is unchanged");
     tensor<T> next(v.buffer(), v.shape(), s_->id);
     {
-      const std::lock_guard<detail::value_lock> g(s_->lock);
+      const std::lock_guard<autodiff::value_lock> g(s_->lock);
       std::swap(s_->value, next);
     }
     return *this;  // `next`, now the old value, is released here, outside the lock
@@ -106,7 +106,7 @@ class variable {
 
  private:
   struct state {
-    detail::value_lock lock;  ///< guards value (Note [variable values])
+    autodiff::value_lock lock;  ///< guards value (Note [variable values])
     tensor<T> value;
     fg::shape shape;          ///< value's shape, which never changes
     std::string name;
@@ -116,13 +116,13 @@ class variable {
   explicit variable(std::shared_ptr<state> s) : s_(std::move(s)) {}
   /// A copy of the current value (Note [variable values]).
   tensor<T> load() const {
-    const std::lock_guard<detail::value_lock> g(s_->lock);
+    const std::lock_guard<autodiff::value_lock> g(s_->lock);
     return s_->value;
   }
   void notify_read() const {
-    if (s_->trainable && detail::recording()) detail::on_variable_read(s_, s_->id, dtype_of<T>());
-    if (s_->trainable && !detail::variable_read_observers().empty())
-      for (auto* obs : detail::variable_read_observers()) obs(s_, s_->id, dtype_of<T>());
+    if (s_->trainable && autodiff::recording()) autodiff::on_variable_read(s_, s_->id, dtype_of<T>());
+    if (s_->trainable && !autodiff::variable_read_observers().empty())
+      for (auto* obs : autodiff::variable_read_observers()) obs(s_, s_->id, dtype_of<T>());
   }
   std::shared_ptr<state> s_;
 };
@@ -130,7 +130,7 @@ class variable {
 template <class T>
 tensor<T>::tensor(const variable<T>& v) : tensor(v.value()) {}
 
-namespace detail {
+namespace ops {
 template <class T> expr::leaf<T> to_operand(const variable<T>& v) { return {v.value()}; }
 }
 

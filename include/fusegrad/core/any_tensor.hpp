@@ -8,7 +8,7 @@
 
 #include "tensor.hpp"
 
-namespace fusegrad::detail {
+namespace fusegrad::core {
 
 /// A tensor of one of fusegrad's element types, or nothing.
 using any_tensor =
@@ -77,4 +77,4 @@ struct cell {
     return v;
   }
 };
-}  // namespace fusegrad::detail
+}  // namespace fusegrad::core

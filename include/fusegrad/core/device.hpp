@@ -50,26 +50,26 @@ struct device {
   friend std::ostream& operator<<(std::ostream& os, const device& d) { return os << d.str(); }
 };
 
-namespace detail {
+namespace core {
 inline device& current_device_ref() {
   thread_local device d = device::cpu();
   return d;
 }
-}  // namespace detail
+}  // namespace core
 
 /// The device new tensors land on in this thread (set by fg::device_scope).
-inline device default_device() { return detail::current_device_ref(); }
+inline device default_device() { return core::current_device_ref(); }
 
 /// Places new tensors and op results on a device while alive, like `with tf.device(...)`.
 class device_scope {
  public:
-  explicit device_scope(device d) : saved_(detail::current_device_ref()) {
-    detail::current_device_ref() = d;
+  explicit device_scope(device d) : saved_(core::current_device_ref()) {
+    core::current_device_ref() = d;
   }
   explicit device_scope(std::string_view s) : device_scope(device::parse(s)) {}
   device_scope(const device_scope&) = delete;
   device_scope& operator=(const device_scope&) = delete;
-  ~device_scope() { detail::current_device_ref() = saved_; }
+  ~device_scope() { core::current_device_ref() = saved_; }
 
  private:
   device saved_;

@@ -41,7 +41,7 @@ class out_of_memory : public std::bad_alloc {
   std::string what_;
 };
 
-namespace detail {
+namespace core {
 inline void append_signed(std::string& s, long long v) { s += std::to_string(v); }
 inline void append_unsigned(std::string& s, unsigned long long v) { s += std::to_string(v); }
 /// As a default std::ostream writes it (six significant digits).
@@ -81,7 +81,7 @@ template <class... A>
   (append_piece(s, as_piece(a)), ...);
   return s;
 }
-}  // namespace detail
+}  // namespace core
 }  // namespace fusegrad
 
 /// Always-on check: throws `error_type` with the streamed message when `cond` is false.
@@ -89,5 +89,5 @@ template <class... A>
 #define FG_CHECK(cond, error_type, ...)                              \
   do {                                                               \
     if (!(cond)) [[unlikely]]                                        \
-      throw error_type(::fusegrad::detail::cat(__VA_ARGS__));        \
+      throw error_type(::fusegrad::core::cat(__VA_ARGS__));        \
   } while (false)

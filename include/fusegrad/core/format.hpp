@@ -14,7 +14,7 @@
 #include <type_traits>
 #include <vector>
 
-namespace fusegrad::detail {
+namespace fusegrad::core {
 
 /// Element types the formatter knows how to print.
 template <class T>
@@ -387,4 +387,4 @@ void format_array(std::ostream& os, const T* data, std::span<const std::size_t> 
   os << format_impl::array_printer<T>(data, shape, size > format_impl::threshold).print(indent);
 }
 
-}  // namespace fusegrad::detail
+}  // namespace fusegrad::core

@@ -27,7 +27,7 @@ namespace ops {
 struct upstream_op;  // expr/gradient.hpp: marks the upstream gradient in a backward expression
 }
 
-namespace detail {
+namespace core {
 /// std::apply without its noexcept specification: computing that instantiates the callee's
 /// is_nothrow_invocable test for every expression type, a large share of the compile time of
 /// an expression (and more so in nvcc's front end).
@@ -51,5 +51,5 @@ inline tensor_id next_id() noexcept {
   }
   return next++;
 }
-}  // namespace detail
+}  // namespace core
 }  // namespace fusegrad

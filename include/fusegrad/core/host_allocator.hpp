@@ -14,7 +14,7 @@
 #include <utility>
 
 namespace fusegrad {
-namespace detail {
+namespace core {
 
 inline constexpr std::size_t buffer_alignment = 64;
 inline constexpr std::size_t cache_min_bytes = std::size_t{1} << 10;
@@ -97,7 +97,7 @@ inline void host_release(void* p, std::size_t bytes) noexcept {
 }
 /// Note [small blocks]: eager scalar code makes and drops a tensor per op, and a one-element
 /// host tensor is one allocation of under 128 bytes (its buffer lives in the shared_ptr's
-/// control block: detail::storage). Each thread keeps freed small blocks
+/// control block: core::storage). Each thread keeps freed small blocks
 /// in free lists per size (16, 32, ... 128 bytes; up to 256 blocks each) and reuses them: a
 /// few instructions instead of the allocator's hundred and fifty for malloc and free. Blocks
 /// may be freed by another thread than the one that made them; they join that thread's lists.
@@ -176,10 +176,10 @@ template <class T> using small_allocator = function_allocator<T, small_allocate,
 /// For the large, regrown arrays of gradient tapes and for fused tape entries (Note [buffer
 /// cache]: a tape rebuilt in every step of a loop reuses the same blocks).
 template <class T> using host_allocator = function_allocator<T, host_allocate, host_release>;
-}  // namespace detail
+}  // namespace core
 
 /// Returns the large host blocks this thread keeps for reuse to the system.
 inline void empty_cache() noexcept {
-  if (detail::host_block_cache* c = detail::block_cache()) c->clear();
+  if (core::host_block_cache* c = core::block_cache()) c->clear();
 }
 }  // namespace fusegrad

@@ -12,7 +12,7 @@
 
 #include "config.hpp"
 
-namespace fusegrad::detail {
+namespace fusegrad::core {
 
 /// int32_t, int64_t (and other signed integer types; not bool).
 template <class T>
@@ -67,4 +67,4 @@ FG_HD constexpr I float_to_integer(F x) noexcept {
   if (x >= -limit && x < limit) return static_cast<I>(x);
   return static_cast<I>(min_bits);
 }
-}  // namespace fusegrad::detail
+}  // namespace fusegrad::core

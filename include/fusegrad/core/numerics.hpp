@@ -12,7 +12,7 @@
 #include "any_tensor.hpp"
 #include "tensor.hpp"
 
-namespace fusegrad::detail {
+namespace fusegrad::core {
 
 /// On while fg::debugging::enable_check_numerics is in force; read once per evaluation.
 inline std::atomic<bool> numerics_checks{false};
@@ -68,4 +68,4 @@ inline nonfinite find_nonfinite(const any_tensor& t) {
   if (const auto* b = std::get_if<tensor<double>>(&t)) return find_nonfinite(*b);
   return {};
 }
-}  // namespace fusegrad::detail
+}  // namespace fusegrad::core

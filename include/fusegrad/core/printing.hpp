@@ -17,7 +17,7 @@ std::string numpy_str(const tensor<T>& t) {
   FG_CHECK(t.defined(), value_error, "fg::numpy_str: the tensor is undefined");
   const tensor<T> h = t.device().is_cpu() ? t : t.cpu();
   std::ostringstream body;
-  detail::format_array(body, h.data(), std::span<const std::size_t>(h.shape().begin(), h.shape().size()));
+  core::format_array(body, h.data(), std::span<const std::size_t>(h.shape().begin(), h.shape().size()));
   return body.str();
 }
 

@@ -31,7 +31,7 @@ class shape {
   std::size_t size() const noexcept { return rank_; }
   /// Product of the dimensions (1 for a scalar), unchecked: exact for the shape of a tensor
   /// that exists (Note [checked sizes]); a shape made from numbers goes through
-  /// detail::checked_elements first.
+  /// core::checked_elements first.
   std::size_t elements() const noexcept {
     std::size_t n = 1;
     for (std::size_t i = 0; i < rank_; ++i) n *= dims_[i];
@@ -96,7 +96,7 @@ class shape {
   std::size_t rank_ = 0;
 };
 
-namespace detail {
+namespace core {
 /// Note [checked sizes]: a size is a product of numbers users give (dimensions, depths,
 /// counts, multiples), and a product that wraps around makes a buffer smaller than its shape:
 /// (2^62 + 1) * 4 is 4 in 64 bits. So the element count, the byte count and the stride
@@ -205,5 +205,5 @@ inline std::size_t normalize_axis(long axis, std::size_t rank, const char* op) {
            " is out of range for a tensor of rank ", rank, " (valid: ", -r, " to ", r - 1, ")");
   return static_cast<std::size_t>(axis < 0 ? axis + r : axis);
 }
-}  // namespace detail
+}  // namespace core
 }  // namespace fusegrad

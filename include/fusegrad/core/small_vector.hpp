@@ -6,7 +6,7 @@
 #include <cstddef>
 #include <vector>
 
-namespace fusegrad::detail {
+namespace fusegrad::core {
 
 /// Inline storage for N elements of a default-constructible T, the heap beyond.
 template <class T, std::size_t N>
@@ -45,4 +45,4 @@ class small_vector {
   std::vector<T> heap_;
   std::size_t n_ = 0;
 };
-}  // namespace fusegrad::detail
+}  // namespace fusegrad::core

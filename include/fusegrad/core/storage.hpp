@@ -10,7 +10,7 @@
 #include "error.hpp"
 
 namespace fusegrad {
-namespace detail {
+namespace core {
 
 /// Per-thread counters of buffer and evaluation events. Note [counters]: they are plain
 /// thread_local integers so that counting costs nothing measurable on the scalar fast path;
@@ -53,7 +53,7 @@ inline const device_runtime& require_device_runtime(device d) {
 
 /// One allocation of `size` elements of T on a device. Buffers of one element on the host
 /// live inside the control block, so a scalar tensor costs one allocation. `size * sizeof(T)`
-/// fits: tensors count their bytes with detail::checked_bytes first (Note [checked sizes]).
+/// fits: tensors count their bytes with core::checked_bytes first (Note [checked sizes]).
 template <class T>
 struct storage {
   T* data = nullptr;
@@ -101,5 +101,5 @@ template <class T>
 std::shared_ptr<storage<T>> make_storage(std::size_t n, device d) {
   return std::allocate_shared<storage<T>>(small_allocator<storage<T>>{}, n, d);
 }
-}  // namespace detail
+}  // namespace core
 }  // namespace fusegrad

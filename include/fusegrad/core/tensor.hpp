@@ -20,7 +20,7 @@
 
 namespace fusegrad {
 
-namespace detail {
+namespace core {
 template <class T, class L>
 void nested_shape(const L& l, shape& s, std::size_t depth) {
   if constexpr (!std::is_same_v<L, T>) {
@@ -43,7 +43,7 @@ template <class U, class T>
 concept list_element = std::same_as<U, T> || (std::is_arithmetic_v<U> && !std::same_as<U, bool> &&
                                                !std::same_as<T, bool> &&
                                                !(std::is_floating_point_v<U> && !std::is_floating_point_v<T>));
-}  // namespace detail
+}  // namespace core
 
 /// An immutable n-d array of T with a dynamic shape, on a device; copies share the buffer.
 template <class T>
@@ -69,15 +69,15 @@ class tensor {
 
   /// From nested initializer lists: `fg::tensor<int> x = {{1, 2}, {3, 4}};`. The element type is
   /// deduced, so a braced element (`{{2.f}}`) is never read as a scalar: no ambiguity between ranks.
-  template <class U> requires detail::list_element<U, T>
+  template <class U> requires core::list_element<U, T>
   tensor(std::initializer_list<U> l) { from_list<U>(l); }
-  template <class U> requires detail::list_element<U, T>
+  template <class U> requires core::list_element<U, T>
   tensor(std::initializer_list<std::initializer_list<U>> l) { from_list<U>(l); }
-  template <class U> requires detail::list_element<U, T>
+  template <class U> requires core::list_element<U, T>
   tensor(std::initializer_list<std::initializer_list<std::initializer_list<U>>> l) { from_list<U>(l); }
-  template <class U> requires detail::list_element<U, T>
+  template <class U> requires core::list_element<U, T>
   tensor(std::initializer_list<std::initializer_list<std::initializer_list<std::initializer_list<U>>>> l) { from_list<U>(l); }
-  template <class U> requires detail::list_element<U, T>
+  template <class U> requires core::list_element<U, T>
   tensor(std::initializer_list<std::initializer_list<std::initializer_list<std::initializer_list<std::initializer_list<U>>>>> l) { from_list<U>(l); }
 
   /// Copies `s.elements()` values from `data` (a raw row-major buffer).
@@ -108,10 +108,10 @@ class tensor {
   /// An uninitialised tensor of shape s on d (evaluators fill it before anyone sees it); a
   /// shape too large to count throws, naming `op` (Note [checked sizes]).
   tensor(const fg::shape& s, device d, const char* op = "tensor")
-      : buf_(detail::make_storage<T>(detail::checked_bytes(s, sizeof(T), op) / sizeof(T), d)), shape_(s),
-        id_(detail::next_id()) {}
+      : buf_(core::make_storage<T>(core::checked_bytes(s, sizeof(T), op) / sizeof(T), d)), shape_(s),
+        id_(core::next_id()) {}
   /// A tensor over an existing buffer with a given identity (internal: views, variables).
-  tensor(std::shared_ptr<detail::storage<T>> b, const fg::shape& s, tensor_id id)
+  tensor(std::shared_ptr<core::storage<T>> b, const fg::shape& s, tensor_id id)
       : buf_(std::move(b)), shape_(s), id_(id) {}
 
   /// False for the undefined tensor (no buffer).
@@ -129,7 +129,7 @@ class tensor {
   /// The identity gradient tapes know this value by.
   tensor_id id() const noexcept { return id_; }
   /// The shared buffer (internal).
-  const std::shared_ptr<detail::storage<T>>& buffer() const noexcept { return buf_; }
+  const std::shared_ptr<core::storage<T>>& buffer() const noexcept { return buf_; }
 
   /// The single element of a one-element tensor.
   T item() const {
@@ -162,7 +162,7 @@ class tensor {
   template <class U>
     requires(std::is_arithmetic_v<U> && !std::same_as<U, bool>)
   explicit operator U() const {
-    if constexpr (std::is_floating_point_v<T> && detail::signed_integer<U>) return detail::float_to_integer<U>(item());
+    if constexpr (std::is_floating_point_v<T> && core::signed_integer<U>) return core::float_to_integer<U>(item());
     else return static_cast<U>(item());
   }
 
@@ -190,14 +190,14 @@ class tensor {
   template <class U, class L>
   void from_list(const L& l) {
     fg::shape s;
-    detail::nested_shape<U>(l, s, 0);
+    core::nested_shape<U>(l, s, 0);
     *this = tensor(s, fg::device::cpu());
     T* out = buf_->data;
-    detail::nested_copy<U>(l, out);
+    core::nested_copy<U>(l, out);
     place_new();
   }
 
-  std::shared_ptr<detail::storage<T>> buf_;
+  std::shared_ptr<core::storage<T>> buf_;
   fg::shape shape_;
   tensor_id id_ = 0;
 };
@@ -207,7 +207,7 @@ tensor<T> tensor<T>::to(fg::device d) const {
   FG_CHECK(defined(), value_error, "fg::tensor::to: the tensor is undefined");
   if (d == device()) return *this;
   const fg::device from = device();
-  const detail::device_runtime& rt = detail::require_device_runtime(d.is_gpu() ? d : from);
+  const core::device_runtime& rt = core::require_device_runtime(d.is_gpu() ? d : from);
   tensor r(shape_, d);
   if (size() > 0) rt.copy(r.buf_->data, d, buf_->data, from, size() * sizeof(T));
   return r;

@@ -1,11 +1,11 @@
 #pragma once
-/// \file The boundary-op runner, detail::run_boundary: every op that is not elementwise and not a
+/// \file The boundary-op runner, ops::run_boundary: every op that is not elementwise and not a
 /// reduction (transpose, tile, broadcast_to, concat, slicing, gather, one_hot, the scans, matmul)
 /// runs through it from a small rules struct.
 /// Note [boundary ops]: a boundary op is written as one rules struct (ops/shape_rules.hpp,
 /// ops/indexing_rules.hpp, ops/scan_rules.hpp; eager/linalg.hpp for matmul, whose kernels need
 /// BLAS and the device evaluator) and a public function that builds it and calls
-/// detail::run_boundary<R>(rule, operands...). The runner, and nothing else, does the work
+/// ops::run_boundary<R>(rule, operands...). The runner, and nothing else, does the work
 /// every such op shares, in this order:
 /// 1. evaluates each operand (fg::eval) and throws value_error "fg::<name>: an operand is
 ///    undefined" for an undefined one;
@@ -42,7 +42,7 @@
 #include "evaluate.hpp"
 #include "reshape.hpp"
 
-namespace fusegrad::detail {
+namespace fusegrad::eager {
 namespace boundary {
 inline void check_defined(bool defined, const char* op) {
   FG_CHECK(defined, value_error, "fg::", op, ": an operand is undefined (an unconnected gradient?)");
@@ -69,7 +69,7 @@ template <class R, class Rule, class... T>
 tensor<R> run(Rule rule, const tensor<T>&... xs) {
   (check_defined(xs.defined(), rule.name), ...);
   const fg::device d = std::get<0>(std::tie(xs...)).device();
-  (check_same_device(rule.name, d, xs.device()), ...);
+  (dispatch::check_same_device(rule.name, d, xs.device()), ...);
   const fg::shape out = rule.shape(xs.shape()...);
   if constexpr (forwards_operands<Rule>)
     if (rule.forwards_operand()) return reshape(std::get<0>(std::tie(xs...)), out);
@@ -81,34 +81,39 @@ tensor<R> run(Rule rule, const tensor<T>&... xs) {
     }
   if (!y.defined()) {
     tensor<R> h(out, fg::device::cpu(), rule.name);
-    rule.host(h.buffer()->data, host_operand(xs, rule.name)...);
+    rule.host(h.buffer()->data, dispatch::host_operand(xs, rule.name)...);
     y = h.to(d);
   }
   if constexpr (std::is_floating_point_v<R>)
-    if (checking_numerics()) [[unlikely]]  // Note [numerics checks]
-      check_result(rule.name, y, {xs.shape()...});
+    if (core::checking_numerics()) [[unlikely]]  // Note [numerics checks]
+      core::check_result(rule.name, y, {xs.shape()...});
   constexpr std::size_t n = differentiable<Rule>(sizeof...(T));
   if constexpr (std::is_floating_point_v<R> && n > 0) {
-    if (recording()) {
+    if (autodiff::recording()) {
       const std::array<tensor_id, sizeof...(T)> all{xs.id()...};
       std::array<tensor_id, n> ids;
       for (std::size_t i = 0; i < n; ++i) ids[i] = all[i];
       if constexpr (keeps_saved<Rule, R, T...>)
-        record_op<R, n>(rule.name, ids, y, [rule, s = rule.saved(y, xs...)](const tensor<R>& g, std::span<const bool> need) {
-          return rule.backward(g, need, s);
-        });
+        autodiff::record_op<R, n>(rule.name, ids, y,
+                                  [rule, s = rule.saved(y, xs...)](const tensor<R>& g, std::span<const bool> need) {
+                                    return rule.backward(g, need, s);
+                                  });
       else
-        record_op<R, n>(rule.name, ids, y,
-                        [rule](const tensor<R>& g, std::span<const bool> need) { return rule.backward(g, need); });
+        autodiff::record_op<R, n>(rule.name, ids, y,
+                                  [rule](const tensor<R>& g, std::span<const bool> need) { return rule.backward(g, need); });
     }
   }
   return y;
 }
 }  // namespace boundary
+}  // namespace fusegrad::eager
+
+// The runner declared by ops/boundary.hpp.
+namespace fusegrad::ops {
 
 template <class R, class Rule, tensor_like... X>
 tensor<R> run_boundary(Rule rule, const X&... xs) {
-  return boundary::run<R>(std::move(rule), eval(xs)...);
+  return eager::boundary::run<R>(std::move(rule), eval(xs)...);
 }
 
 template <class R, class Rule, class T>
@@ -116,28 +121,28 @@ tensor<R> run_boundary(Rule rule, const std::vector<tensor<T>>& xs) {
   std::vector<fg::shape> shapes;
   std::vector<tensor<T>> hs;
   for (const auto& x : xs) {
-    boundary::check_defined(x.defined(), rule.name);
-    check_same_device(rule.name, xs[0].device(), x.device());
+    eager::boundary::check_defined(x.defined(), rule.name);
+    dispatch::check_same_device(rule.name, xs[0].device(), x.device());
     shapes.push_back(x.shape());
   }
   const fg::shape out = rule.shape(shapes);
-  for (const auto& x : xs) hs.push_back(host_operand(x, rule.name));
+  for (const auto& x : xs) hs.push_back(dispatch::host_operand(x, rule.name));
   tensor<R> h(out, fg::device::cpu(), rule.name);
   rule.host(h.buffer()->data, hs);
   const tensor<R> y = h.to(xs.empty() ? fg::device::cpu() : xs[0].device());
   if constexpr (std::is_floating_point_v<R>)
-    if (checking_numerics()) [[unlikely]]
-      if (const nonfinite f = find_nonfinite(y))
-        throw value_error(cat("fg::debugging: '", rule.name, "' produced ", f.words(), " values from ", xs.size(),
-                              " operands (in a result of shape ", y.shape(), "; check_numerics)"));
+    if (core::checking_numerics()) [[unlikely]]
+      if (const core::nonfinite f = core::find_nonfinite(y))
+        throw value_error(core::cat("fg::debugging: '", rule.name, "' produced ", f.words(), " values from ", xs.size(),
+                                    " operands (in a result of shape ", y.shape(), "; check_numerics)"));
   if constexpr (std::is_floating_point_v<R>) {
-    if (recording()) {
+    if (autodiff::recording()) {
       std::vector<tensor_id> ids;
       for (const auto& x : xs) ids.push_back(x.id());
-      record_op<R>(rule.name, ids, y,
-                   [rule](const tensor<R>& g, std::span<const bool> need) { return rule.backward(g, need); });
+      autodiff::record_op<R>(rule.name, ids, y,
+                             [rule](const tensor<R>& g, std::span<const bool> need) { return rule.backward(g, need); });
     }
   }
   return y;
 }
-}  // namespace fusegrad::detail
+}  // namespace fusegrad::ops

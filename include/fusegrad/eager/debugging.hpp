@@ -20,10 +20,10 @@ tensor<value_type_of<X>> check_numerics(const X& x, const std::string& message) 
   static_assert(std::is_floating_point_v<T>, "fg::debugging::check_numerics: needs a float or double tensor");
   const tensor<T> t = eval(x);
   FG_CHECK(t.defined(), value_error, "fg::debugging::check_numerics: the tensor is undefined");
-  if (const detail::nonfinite f = detail::find_nonfinite(t))
-    throw value_error(detail::cat(message, " : Tensor had ", f.words(), " values"));
-  tensor<T> y(t.buffer(), t.shape(), detail::next_id());
-  detail::record_op<T, 1>("check_numerics", {t.id()}, y, [message](const tensor<T>& g, auto) {
+  if (const core::nonfinite f = core::find_nonfinite(t))
+    throw value_error(core::cat(message, " : Tensor had ", f.words(), " values"));
+  tensor<T> y(t.buffer(), t.shape(), core::next_id());
+  autodiff::record_op<T, 1>("check_numerics", {t.id()}, y, [message](const tensor<T>& g, auto) {
     return std::array{check_numerics(g, "Not a number (NaN) or infinity (Inf) values detected in gradient. " + message)};
   });
   return y;
@@ -34,9 +34,9 @@ tensor<value_type_of<X>> check_numerics(const X& x, const std::string& message) 
 /// is named in a value_error with its operands' shapes, as tf.debugging.enable_check_numerics.
 /// Off by default; when off, a check costs one relaxed load per evaluation.
 inline void enable_check_numerics() {
-  detail::install_entry_engines();  // the replay that finds the op (Note [installed engines])
-  detail::numerics_checks.store(true, std::memory_order_relaxed);
+  autodiff::install_entry_engines();  // the replay that finds the op (Note [installed engines])
+  core::numerics_checks.store(true, std::memory_order_relaxed);
 }
 /// Turns enable_check_numerics off (tf.debugging.disable_check_numerics).
-inline void disable_check_numerics() { detail::numerics_checks.store(false, std::memory_order_relaxed); }
+inline void disable_check_numerics() { core::numerics_checks.store(false, std::memory_order_relaxed); }
 }  // namespace fusegrad::debugging

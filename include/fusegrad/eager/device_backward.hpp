@@ -17,10 +17,10 @@
 #include "../expr/gradient.hpp"
 #include "../ops/binary.hpp"
 
-namespace fusegrad::detail {
+namespace fusegrad::eager {
 
 /// Passes its operand through when on, else zero (never recorded: device backward only).
-struct gate_op : op_traits {
+struct gate_op : ops::op_traits {
   static constexpr const char* name = "gate";
   static constexpr bool arithmetic_only = false;
   bool on = true;
@@ -43,7 +43,7 @@ auto gated_sum_from(const Tuple& pg, const bool* on, const Acc& acc) {
     if constexpr (!expr::grad_of_type<T, G>()) {
       return gated_sum_from<T, P + 1>(pg, on, acc);
     } else {
-      auto term = expr::node<gate_op, operand_t<G>>(gate_op{{}, on[P]}, to_operand(std::get<P>(pg)));
+      auto term = expr::node<gate_op, ops::operand_t<G>>(gate_op{{}, on[P]}, ops::to_operand(std::get<P>(pg)));
       if constexpr (std::is_same_v<Acc, std::monostate>) return gated_sum_from<T, P + 1>(pg, on, term);
       else return gated_sum_from<T, P + 1>(pg, on, acc + term);
     }
@@ -55,24 +55,25 @@ template <class E, class T = typename E::value_type>
 tensor<T> unrecorded_sum_to(const E& e, const fg::shape& iter, const fg::shape& target, fg::device d) {
   tensor<T> r(target, d);
   if (target.elements() == iter.elements()) {
-    run_elementwise(e, iter, d, r.buffer()->data);
+    dispatch::run_elementwise(e, iter, d, r.buffer()->data);
   } else {
     fg::shape keep;
     const std::size_t off = iter.rank() - target.rank();
     for (std::size_t k = 0; k < iter.rank(); ++k) keep.push_back(k < off ? 1 : target[k - off]);
-    run_reduction<ops::sum_reducer<T>>(e, iter, keep, d, r.buffer()->data);
+    dispatch::run_reduction<ops::sum_reducer<T>>(e, iter, keep, d, r.buffer()->data);
   }
   return r;
 }
 
 /// A fused entry that also keeps its expression, for its device backward (Note [device backward]).
 template <class E>
-struct device_fused_entry final : fused_entry {
+struct device_fused_entry final : autodiff::fused_entry {
   static constexpr std::size_t L = expr::leaf_count<E>::value;
   E e;
-  device_fused_entry(const expr::program& p, const E& ex) : fused_entry(p), e(ex) {}
+  device_fused_entry(const expr::program& p, const E& ex) : autodiff::fused_entry(p), e(ex) {}
 
-  void run(std::span<const any_grad> upstream, std::span<const bool> needed, std::span<any_grad> grads) override {
+  void run(std::span<const autodiff::any_grad> upstream, std::span<const bool> needed,
+           std::span<autodiff::any_grad> grads) override {
     using R = typename E::value_type;
     const auto* gp = std::get_if<tensor<R>>(&upstream[0]);
     if (!gp || gp->device().is_cpu() || records(*gp)) return fused_entry::run(upstream, needed, grads);
@@ -89,7 +90,7 @@ struct device_fused_entry final : fused_entry {
 
  private:
   template <class T, class PG>
-  any_grad input_grad(const PG& pg, const bool* on, std::size_t k, fg::device d) {
+  autodiff::any_grad input_grad(const PG& pg, const bool* on, std::size_t k, fg::device d) {
     constexpr std::size_t n = std::tuple_size_v<PG>;
     if constexpr (expr::count_positions<T, PG>(std::make_index_sequence<n>{}) == 0) {
       return {};
@@ -98,6 +99,6 @@ struct device_fused_entry final : fused_entry {
     }
   }
 };
-}  // namespace fusegrad::detail
+}  // namespace fusegrad::eager
 
 #endif

@@ -22,7 +22,7 @@ namespace fusegrad {
 /// A tensor with the same values and a new shape of the same size (-1 infers one dimension).
 template <class T> tensor<T> reshape(const tensor<T>& x, const fg::shape& s);
 
-namespace detail {
+namespace eager {
 
 /// The index of id among the first n of ids, or n when it is not there: how an evaluation's
 /// leaf positions find their distinct inputs (in order of first position).
@@ -38,17 +38,17 @@ template <class E>
 void record_scalar(const E& e, std::size_t iter_rank, std::size_t g_rank, const tensor<typename E::value_type>& out) {
   constexpr std::size_t L = expr::leaf_count<E>::value, C = expr::literal_count<E>::value;
   std::array<tensor_id, L> input_ids;
-  scalar_layout<L> at;
+  autodiff::scalar_layout<L> at;
   at.iter_rank = static_cast<std::uint8_t>(iter_rank);
   at.g_rank = static_cast<std::uint8_t>(g_rank);
-  std::array<cell, L> values;
+  std::array<core::cell, L> values;
   std::size_t p = 0;
   expr::for_each_leaf(e, [&](const auto& l) FG_INLINE {
     using T = typename std::remove_cvref_t<decltype(l)>::value_type;
-    values[p] = cell::of(*l.value.data());
+    values[p] = core::cell::of(*l.value.data());
     at.ids[p] = l.value.id();
     at.ranks[p] = static_cast<std::uint8_t>(l.value.rank());
-    at.input_of[p] = no_input;
+    at.input_of[p] = autodiff::no_input;
     if constexpr (std::is_floating_point_v<T>) {
       const std::uint8_t k = input_index(input_ids, at.n_inputs, at.ids[p]);
       if (k == at.n_inputs) {
@@ -63,12 +63,12 @@ void record_scalar(const E& e, std::size_t iter_rank, std::size_t g_rank, const 
   });
   if (at.n_inputs == 0) return;
   const tensor_id outs[1] = {out.id()};
-  const slot_meta out_meta = meta_of(out);
-  record(std::span<const tensor_id>(input_ids.data(), at.n_inputs), outs, &out_meta, [&] {
-    using S = scalar_entry<L, C>;
-    auto fn = make_arena_entry<S>(program_of<E>(), values, at);
+  const autodiff::slot_meta out_meta = autodiff::meta_of(out);
+  autodiff::record(std::span<const tensor_id>(input_ids.data(), at.n_inputs), outs, &out_meta, [&] {
+    using S = autodiff::scalar_entry<L, C>;
+    auto fn = autodiff::make_arena_entry<S>(program_of<E>(), values, at);
     if constexpr (C > 0) {
-      small_vector<cell, C> lits;
+      core::small_vector<core::cell, C> lits;
       collect_literals(e, lits);
       std::copy(lits.begin(), lits.end(), static_cast<S*>(fn.get())->literals.begin());
     }
@@ -85,12 +85,12 @@ void record_fused(const E& e, const fg::shape& iter, const fg::shape& gshape, fg
   constexpr std::size_t L = expr::leaf_count<E>::value;
   if constexpr (L > 0) {
     if (iter.elements() == 1 && d.is_cpu() && !derivative) return record_scalar(e, iter.rank(), gshape.rank(), out);
-    small_vector<std::uint8_t, 4> input_of;
-    small_vector<program_input, 2> inputs;
-    id_list ids;
+    core::small_vector<std::uint8_t, 4> input_of;
+    core::small_vector<autodiff::program_input, 2> inputs;
+    autodiff::id_list ids;
     expr::for_each_leaf(e, [&](const auto& l) {
       using T = typename std::remove_cvref_t<decltype(l)>::value_type;
-      std::uint8_t k = no_input;
+      std::uint8_t k = autodiff::no_input;
       if constexpr (std::is_floating_point_v<T>) {
         const tensor_id id = l.value.id();
         k = input_index(ids, ids.size(), id);
@@ -103,16 +103,19 @@ void record_fused(const E& e, const fg::shape& iter, const fg::shape& gshape, fg
     });
     if (ids.empty()) return;
     const tensor_id outs[1] = {out.id()};
-    const slot_meta out_meta = meta_of(out);
-    record(std::span<const tensor_id>(ids.data(), ids.size()), outs, &out_meta, [&] {
+    const autodiff::slot_meta out_meta = autodiff::meta_of(out);
+    autodiff::record(std::span<const tensor_id>(ids.data(), ids.size()), outs, &out_meta, [&] {
       // From the block cache (Note [buffer cache]): an entry holds shapes and tensors, often
       // a kilobyte, which malloc serves slowly in a loop.
-      std::shared_ptr<fused_entry> fn;
+      std::shared_ptr<autodiff::fused_entry> fn;
 #if defined(FUSEGRAD_DEVICE)
       if (d.is_gpu())
-        fn = std::allocate_shared<device_fused_entry<E>>(host_allocator<device_fused_entry<E>>{}, program_of<E>(), e);
+        fn = std::allocate_shared<device_fused_entry<E>>(core::host_allocator<device_fused_entry<E>>{}, program_of<E>(),
+                                                         e);
 #endif
-      if (!fn) fn = std::allocate_shared<fused_entry>(host_allocator<fused_entry>{}, program_of<E>());
+      if (!fn)
+        fn =
+            std::allocate_shared<autodiff::fused_entry>(core::host_allocator<autodiff::fused_entry>{}, program_of<E>());
       expr::for_each_leaf(e, [&](const auto& l) { fn->leaves.push_back(l.value); });
       collect_literals(e, fn->literals);
       fn->input_of = std::move(input_of);
@@ -120,7 +123,7 @@ void record_fused(const E& e, const fg::shape& iter, const fg::shape& gshape, fg
       fn->iter = iter;
       fn->gshape = gshape;
       if (derivative) fn->derivative = std::move(*derivative);
-      return std::shared_ptr<backward_fn>(std::move(fn));
+      return std::shared_ptr<autodiff::backward_fn>(std::move(fn));
     });
   }
 }
@@ -136,44 +139,45 @@ void record_fused(const E& e, const fg::shape& iter, const fg::shape& gshape, fg
 ///
 /// Throws the error for an evaluation of program p over `leaves` and `literals` whose result,
 /// of shape `out`, holds what f says; `reduction`: the reduction applied to p's result, if any.
-[[noreturn]] inline void report_nonfinite(const expr::program& p, std::span<const any_tensor> leaves,
-                                          std::span<const cell> literals, const fg::shape& out, nonfinite f,
+[[noreturn]] inline void report_nonfinite(const expr::program& p, std::span<const core::any_tensor> leaves,
+                                          std::span<const core::cell> literals, const fg::shape& out, core::nonfinite f,
                                           const char* reduction) {
-  auto shapes = [&](const small_vector<any_tensor, 16>& v, const expr::instr& in) {
+  auto shapes = [&](const core::small_vector<core::any_tensor, 16>& v, const expr::instr& in) {
     std::string s;
-    for (std::size_t j = 0; j < in.op->arity; ++j) s += (j ? ", " : "") + shape_of(v[in.args[j]]).str();
+    for (std::size_t j = 0; j < in.op->arity; ++j) s += (j ? ", " : "") + core::shape_of(v[in.args[j]]).str();
     return s;
   };
-  small_vector<any_tensor, 16> value;
+  core::small_vector<core::any_tensor, 16> value;
   {
-    const all_tapes_paused quiet;  // the replay is a diagnosis: no tape records it
-    value = engines().values(p, leaves, literals);
+    const autodiff::all_tapes_paused quiet;  // the replay is a diagnosis: no tape records it
+    value = autodiff::engines().values(p, leaves, literals);
   }
   for (std::size_t q = 0; q < p.leaves; ++q)
-    if (const nonfinite g = find_nonfinite(value[q]))
-      throw value_error(cat("fg::debugging: an input of shape ", shape_of(value[q]), " holds ", g.words(),
-                            " values (check_numerics)"));
+    if (const core::nonfinite g = core::find_nonfinite(value[q]))
+      throw value_error(core::cat("fg::debugging: an input of shape ", core::shape_of(value[q]), " holds ", g.words(),
+                                  " values (check_numerics)"));
   const std::size_t first = p.first_instr();
   for (std::size_t k = 0; k < p.code.size(); ++k) {
-    const nonfinite g = find_nonfinite(value[first + k]);
+    const core::nonfinite g = core::find_nonfinite(value[first + k]);
     if (!g) continue;
-    throw value_error(cat("fg::debugging: '", p.code[k].op->name, "' produced ", g.words(), " values from operands of shape ",
-                          shapes(value, p.code[k]), " (in an evaluation of shape ", out, "; check_numerics)"));
+    throw value_error(core::cat("fg::debugging: '", p.code[k].op->name, "' produced ", g.words(),
+                                " values from operands of shape ", shapes(value, p.code[k]),
+                                " (in an evaluation of shape ", out, "; check_numerics)"));
   }
-  throw value_error(cat("fg::debugging: '", reduction ? reduction : "evaluation", "' produced ", f.words(),
-                        " values in a result of shape ", out, " (check_numerics)"));
+  throw value_error(core::cat("fg::debugging: '", reduction ? reduction : "evaluation", "' produced ", f.words(),
+                              " values in a result of shape ", out, " (check_numerics)"));
 }
 
 /// Checks the result r of evaluating e (then reduced by `reduction`, if given): Note [numerics checks].
 template <class E, class T>
 void check_evaluation(const E& e, const tensor<T>& r, const char* reduction = nullptr) {
-  const nonfinite f = find_nonfinite(r);
+  const core::nonfinite f = core::find_nonfinite(r);
   if (!f) return;
-  small_vector<any_tensor, 4> leaves;
+  core::small_vector<core::any_tensor, 4> leaves;
   expr::for_each_leaf(e, [&](const auto& l) { leaves.push_back(l.value); });
-  small_vector<cell, 2> literals;
+  core::small_vector<core::cell, 2> literals;
   collect_literals(e, literals);
-  engines().report_nonfinite(program_of<E>(), leaves, literals, r.shape(), f, reduction);
+  autodiff::engines().report_nonfinite(program_of<E>(), leaves, literals, r.shape(), f, reduction);
 }
 
 /// Evaluates e broadcast to `out` in one fused pass, recorded.
@@ -181,18 +185,18 @@ template <class E, class T = typename E::value_type>
 tensor<T> evaluate_to(const E& e, const fg::shape& out) {
   if constexpr (expr::is_leaf<E>::value)
     if (e.shape() == out) return e.value;
-  const fg::device d = common_device(e);
+  const fg::device d = dispatch::common_device(e);
   tensor<T> r(out, d);
   if (out.elements() == 1 && d.is_cpu()) {
-    ++counters().passes;
+    ++core::counters().passes;
     *r.buffer()->data = expr::point_value(e);
   } else {
-    run_elementwise(e, out, d, r.buffer()->data);
+    dispatch::run_elementwise(e, out, d, r.buffer()->data);
   }
   if constexpr (std::is_floating_point_v<T>) {
-    if (checking_numerics()) [[unlikely]]
+    if (core::checking_numerics()) [[unlikely]]
       check_evaluation(e, r);
-    if (recording()) record_fused(e, out, out, d, r);
+    if (autodiff::recording()) record_fused(e, out, out, d, r);
   }
   return r;
 }
@@ -200,7 +204,7 @@ tensor<T> evaluate_to(const E& e, const fg::shape& out) {
 /// Evaluates e one op at a time from its program: the op-by-op mode (each op recorded).
 template <class E, class T = typename E::value_type>
 tensor<T> evaluate_unfused(const E& e) {
-  install_entry_engines();
+  autodiff::install_entry_engines();
   return std::get<tensor<T>>(run_expression_op_by_op(e));
 }
 
@@ -209,13 +213,13 @@ tensor<T> evaluate_unfused(const E& e) {
 /// written out (as numpy does: sum, then divide). Recorded as the sum of e / count.
 template <class E, class T = typename E::value_type>
 tensor<T> mean_to(const E& e, const fg::shape& iter, const fg::shape& keep, std::size_t count) {
-  const fg::device dev = common_device(e);
+  const fg::device dev = dispatch::common_device(e);
   tensor<T> r(keep, dev);
   const T n = static_cast<T>(count);
-  run_reduction<ops::sum_reducer<T>>(e, iter, keep, dev, r.buffer()->data, n);
-  if (checking_numerics()) [[unlikely]]
+  dispatch::run_reduction<ops::sum_reducer<T>>(e, iter, keep, dev, r.buffer()->data, n);
+  if (core::checking_numerics()) [[unlikely]]
     check_evaluation(e, r, "reduce_mean");
-  if (recording()) record_fused(e / n, iter, keep, dev, r);
+  if (autodiff::recording()) record_fused(e / n, iter, keep, dev, r);
   return r;
 }
 
@@ -227,60 +231,60 @@ tensor<T> sum_to(const E& e, const fg::shape& iter, const fg::shape& target) {
   fg::shape keep;
   const std::size_t off = iter.rank() - target.rank();
   for (std::size_t d = 0; d < iter.rank(); ++d) keep.push_back(d < off ? 1 : target[d - off]);
-  const fg::device dev = common_device(e);
+  const fg::device dev = dispatch::common_device(e);
   tensor<T> r(target, dev);
   if constexpr (may_save_derivative<E>()) {
     if (keep.elements() == 1) {
       typename ops::sum_reducer<T>::acc sum(0);
       if (tensor<T> dr = sum_saving_derivative(e, iter, &sum); dr.defined()) {
         *r.buffer()->data = static_cast<T>(sum);
-        if (checking_numerics()) [[unlikely]]
+        if (core::checking_numerics()) [[unlikely]]
           check_evaluation(e, r, "reduce_sum");
         record_fused(e, iter, keep, dev, r, &dr);
         return r;
       }
     }
   }
-  run_reduction<ops::sum_reducer<T>>(e, iter, keep, dev, r.buffer()->data);
+  dispatch::run_reduction<ops::sum_reducer<T>>(e, iter, keep, dev, r.buffer()->data);
   if constexpr (std::is_floating_point_v<T>) {
-    if (checking_numerics()) [[unlikely]]
+    if (core::checking_numerics()) [[unlikely]]
       check_evaluation(e, r, "reduce_sum");
-    if (recording()) record_fused(e, iter, keep, dev, r);
+    if (autodiff::recording()) record_fused(e, iter, keep, dev, r);
   }
   return r;
 }
 
 /// The eager ops the backward engines need (autodiff/program_backward.hpp).
 template <class F>
-any_tensor on_floating(const any_tensor& t, F&& f) {
+core::any_tensor on_floating(const core::any_tensor& t, F&& f) {
   if (const auto* a = std::get_if<tensor<float>>(&t)) return f(*a);
   return f(std::get<tensor<double>>(t));
 }
-inline any_tensor service_add(const any_tensor& a, const any_tensor& b) {
-  return on_floating(a, [&](const auto& x) -> any_tensor {
+inline core::any_tensor service_add(const core::any_tensor& a, const core::any_tensor& b) {
+  return on_floating(a, [&](const auto& x) -> core::any_tensor {
     using T = typename std::decay_t<decltype(x)>::value_type;
     return tensor<T>(expr::leaf<T>{x} + expr::leaf<T>{std::get<tensor<T>>(b)});
   });
 }
-inline any_tensor service_sum_to(const any_tensor& t, const fg::shape& s) {
-  return on_floating(t, [&](const auto& x) -> any_tensor {
+inline core::any_tensor service_sum_to(const core::any_tensor& t, const fg::shape& s) {
+  return on_floating(t, [&](const auto& x) -> core::any_tensor {
     using T = typename std::decay_t<decltype(x)>::value_type;
     fg::shape iter = x.shape();
     // A gradient of a broadcast operand: sum over the axes it was broadcast along.
     return sum_to(expr::leaf<T>{x}, iter, s);
   });
 }
-inline any_tensor service_broadcast(const any_tensor& t, const fg::shape& s) {
-  return on_floating(t, [&](const auto& x) -> any_tensor {
+inline core::any_tensor service_broadcast(const core::any_tensor& t, const fg::shape& s) {
+  return on_floating(t, [&](const auto& x) -> core::any_tensor {
     using T = typename std::decay_t<decltype(x)>::value_type;
     return evaluate_to(expr::leaf<T>{x}, s);
   });
 }
-inline any_tensor service_reshape(const any_tensor& t, const fg::shape& s) {
-  return on_floating(t, [&](const auto& x) -> any_tensor { return reshape(x, s); });
+inline core::any_tensor service_reshape(const core::any_tensor& t, const fg::shape& s) {
+  return on_floating(t, [&](const auto& x) -> core::any_tensor { return reshape(x, s); });
 }
-inline any_tensor service_constant(cell c, dtype d, fg::device dev) {
-  auto make = [&]<class T>(T v) -> any_tensor {
+inline core::any_tensor service_constant(core::cell c, dtype d, fg::device dev) {
+  auto make = [&]<class T>(T v) -> core::any_tensor {
     tensor<T> t(fg::shape{}, fg::device::cpu());
     *t.buffer()->data = v;
     return dev.is_cpu() ? t : t.to(dev);
@@ -295,7 +299,7 @@ inline any_tensor service_constant(cell c, dtype d, fg::device dev) {
   return {};
 }
 /// A new host tensor of type d and shape s.
-inline any_tensor make_any_tensor(dtype d, const fg::shape& s) {
+inline core::any_tensor make_any_tensor(dtype d, const fg::shape& s) {
   switch (d) {
     case dtype::float32: return tensor<float>(s, fg::device::cpu());
     case dtype::float64: return tensor<double>(s, fg::device::cpu());
@@ -308,91 +312,100 @@ inline any_tensor make_any_tensor(dtype d, const fg::shape& s) {
 
 /// Records an evaluation of program p (its leaves and literals given) on the tapes that track
 /// one of its floating-point leaves: the type-erased twin of record_fused.
-inline void record_program(const expr::program& p, std::span<const any_tensor> leaves, std::span<const cell> literals,
-                           const fg::shape& iter, const fg::shape& gshape, const any_tensor& out) {
-  small_vector<std::uint8_t, 4> input_of;
-  small_vector<program_input, 2> inputs;
-  id_list ids;
+inline void record_program(const expr::program& p, std::span<const core::any_tensor> leaves,
+                           std::span<const core::cell> literals, const fg::shape& iter, const fg::shape& gshape,
+                           const core::any_tensor& out) {
+  core::small_vector<std::uint8_t, 4> input_of;
+  core::small_vector<autodiff::program_input, 2> inputs;
+  autodiff::id_list ids;
   for (std::size_t q = 0; q < leaves.size(); ++q) {
-    std::uint8_t k = no_input;
+    std::uint8_t k = autodiff::no_input;
     if (p.types[q] == dtype::float32 || p.types[q] == dtype::float64) {
-      const tensor_id id = id_of(leaves[q]);
+      const tensor_id id = core::id_of(leaves[q]);
       k = input_index(ids, ids.size(), id);
       if (k == ids.size()) {
         ids.push_back(id);
-        inputs.push_back({id, shape_of(leaves[q]), p.types[q]});
+        inputs.push_back({id, core::shape_of(leaves[q]), p.types[q]});
       }
     }
     input_of.push_back(k);
   }
   if (ids.empty()) return;
-  const tensor_id outs[1] = {id_of(out)};
-  const slot_meta out_meta{&shape_of(out), p.types[p.result()], device_of(out)};
-  record(std::span<const tensor_id>(ids.data(), ids.size()), outs, &out_meta, [&] {
-    auto fn = std::allocate_shared<fused_entry>(host_allocator<fused_entry>{}, p);
-    for (const any_tensor& l : leaves) fn->leaves.push_back(l);
-    for (const cell& c : literals) fn->literals.push_back(c);
+  const tensor_id outs[1] = {core::id_of(out)};
+  const autodiff::slot_meta out_meta{&core::shape_of(out), p.types[p.result()], core::device_of(out)};
+  autodiff::record(std::span<const tensor_id>(ids.data(), ids.size()), outs, &out_meta, [&] {
+    auto fn = std::allocate_shared<autodiff::fused_entry>(core::host_allocator<autodiff::fused_entry>{}, p);
+    for (const core::any_tensor& l : leaves) fn->leaves.push_back(l);
+    for (const core::cell& c : literals) fn->literals.push_back(c);
     fn->input_of = std::move(input_of);
     fn->inputs = std::move(inputs);
     fn->iter = iter;
     fn->gshape = gshape;
-    return std::shared_ptr<backward_fn>(std::move(fn));
+    return std::shared_ptr<autodiff::backward_fn>(std::move(fn));
   });
 }
 
 /// One program op applied to tensors as an eager op: one pass over the broadcast shape, in
 /// blocks, with the op's block rule, recorded (what op-by-op evaluation and backward replays
 /// run: one loop per op, not per expression).
-inline any_tensor service_apply(const expr::op_table& op, const any_tensor* args) {
-  fg::shape out = shape_of(args[0]);
-  const fg::device d = device_of(args[0]);
+inline core::any_tensor service_apply(const expr::op_table& op, const core::any_tensor* args) {
+  fg::shape out = core::shape_of(args[0]);
+  const fg::device d = core::device_of(args[0]);
   for (std::size_t j = 1; j < op.arity; ++j) {
-    const fg::shape& s = shape_of(args[j]);
-    if (s != out) out = s.rank() == 0 ? out : (out.rank() == 0 ? s : broadcast_shapes(out, s, op.name));
-    FG_CHECK(device_of(args[j]) == d, device_error, "fusegrad: operands of one expression live on ", d.str(), " and ",
-             device_of(args[j]).str(), "; move one with .gpu() or .cpu() (fusegrad never copies between devices silently)");
+    const fg::shape& s = core::shape_of(args[j]);
+    if (s != out) out = s.rank() == 0 ? out : (out.rank() == 0 ? s : core::broadcast_shapes(out, s, op.name));
+    FG_CHECK(core::device_of(args[j]) == d, device_error, "fusegrad: operands of one expression live on ", d.str(),
+             " and ", core::device_of(args[j]).str(),
+             "; move one with .gpu() or .cpu() (fusegrad never copies between devices silently)");
   }
   if (d.is_gpu()) {
-    if (!op.device_forward) throw device_error(cat("fusegrad: ", op.name, " on ", d.str(), " needs the device backend"));
+    if (!op.device_forward)
+      throw device_error(core::cat("fusegrad: ", op.name, " on ", d.str(), " needs the device backend"));
     return op.device_forward(args);
   }
-  any_tensor r = make_any_tensor(op.result, out);
-  ++counters().passes;
-  const std::size_t n = out.elements(), elem = size_of(op.result);
-  auto* dst = static_cast<unsigned char*>(const_cast<void*>(data_of(r)));
-  std::unique_ptr<unsigned char[]> ws(new unsigned char[2 * expr::max_arity * grad_block * 8]);
-  small_vector<broadcast_reader, 3> readers;
+  core::any_tensor r = make_any_tensor(op.result, out);
+  ++core::counters().passes;
+  const std::size_t n = out.elements(), elem = core::size_of(op.result);
+  auto* dst = static_cast<unsigned char*>(const_cast<void*>(core::data_of(r)));
+  std::unique_ptr<unsigned char[]> ws(new unsigned char[2 * expr::max_arity * autodiff::grad_block * 8]);
+  core::small_vector<autodiff::broadcast_reader, 3> readers;
   for (std::size_t j = 0; j < op.arity; ++j)
-    readers.push_back(broadcast_reader(data_of(args[j]), size_of(op.args[j]), shape_of(args[j]), out,
-                                       ws.get() + (expr::max_arity + j) * grad_block * 8));
-  for (std::size_t start = 0; start < n; start += grad_block) {
-    const std::size_t m = std::min(grad_block, n - start);
+    readers.push_back(autodiff::broadcast_reader(core::data_of(args[j]), core::size_of(op.args[j]),
+                                                 core::shape_of(args[j]), out,
+                                                 ws.get() + (expr::max_arity + j) * autodiff::grad_block * 8));
+  for (std::size_t start = 0; start < n; start += autodiff::grad_block) {
+    const std::size_t m = std::min(autodiff::grad_block, n - start);
     const void* a[expr::max_arity] = {};
-    for (std::size_t j = 0; j < op.arity; ++j) a[j] = readers[j].read(start, m, ws.get() + j * grad_block * 8);
+    for (std::size_t j = 0; j < op.arity; ++j)
+      a[j] = readers[j].read(start, m, ws.get() + j * autodiff::grad_block * 8);
     op.forward(a, dst + start * elem, m);
   }
-  if ((op.result == dtype::float32 || op.result == dtype::float64) && recording())
-    record_program(*op.unit(), std::span<const any_tensor>(args, op.arity), {}, out, out, r);
+  if ((op.result == dtype::float32 || op.result == dtype::float64) && autodiff::recording())
+    record_program(*op.unit(), std::span<const core::any_tensor>(args, op.arity), {}, out, out, r);
   return r;
 }
 
-inline constexpr eager_services services{&service_add,       &service_sum_to,    &service_reshape,
-                                         &service_constant, &service_broadcast, &service_apply};
+inline constexpr autodiff::eager_services services{&service_add,       &service_sum_to,    &service_reshape,
+                                                   &service_constant, &service_broadcast, &service_apply};
 
+}  // namespace eager
+
+namespace autodiff {
 /// Note [installed engines] (autodiff/program_entry.hpp): called by every gradient_tape made.
 inline void install_entry_engines() {
-  static constexpr entry_engines e{&run_fused_entry,        &point_backward, &replay_scalar_entry, &replay_installed,
-                                   &run_installed_op_by_op, &services,       &report_nonfinite};
+  static constexpr entry_engines e{&run_fused_entry,        &point_backward,   &replay_scalar_entry,
+                                   &replay_installed,       &run_installed_op_by_op, &eager::services,
+                                   &eager::report_nonfinite};
   installed_engines.store(&e, std::memory_order_release);
 }
-}  // namespace detail
+}  // namespace autodiff
 
 template <class T>
 template <expression E>
 tensor<T>::tensor(const E& e) {
   static_assert(std::same_as<typename E::value_type, T>,
                 "fg::tensor<T>: the expression's element type is not T; convert with fg::cast<T>(expr)");
-  *this = detail::evaluate_to(e, e.shape());
+  *this = eager::evaluate_to(e, e.shape());
 }
 
 /// Evaluates an expression now (tensors are returned as they are, variables read).

@@ -1,7 +1,7 @@
 #pragma once
 /// \file Indexing and slicing (`x(1, fg::slice(0, 2))`), fg::gather with its scatter-add
 /// gradient, and fg::one_hot. Their rules are in ops/shape_rules.hpp (slice_rule) and
-/// ops/indexing_rules.hpp, run through detail::run_boundary (Note [boundary ops]).
+/// ops/indexing_rules.hpp, run through ops::run_boundary (Note [boundary ops]).
 
 #include <array>
 #include <concepts>
@@ -38,7 +38,7 @@ struct slice {
 /// The whole dimension, as an index: `x(fg::all(), 0)` (a call, since fg::all also names reduce_all).
 constexpr slice all() noexcept { return slice{}; }
 
-namespace detail {
+namespace eager {
 /// Resolves s against a dimension of size n, as Python's slice.indices does: first index and count.
 inline std::pair<long, std::size_t> resolve_slice(const slice& s, long n) {
   FG_CHECK(s.step != 0, value_error, "fg::slice: the step must not be zero");
@@ -66,25 +66,25 @@ inline std::pair<long, std::size_t> resolve_slice(const slice& s, long n) {
 
 template <class I>
 concept index_like = std::same_as<I, slice> || (std::integral<I> && !std::same_as<I, bool>);
-}  // namespace detail
+}  // namespace eager
 
 template <class T>
 template <class... I>
 tensor<T> tensor<T>::operator()(const I&... idx) const {
-  static_assert((detail::index_like<I> && ...),
+  static_assert((eager::index_like<I> && ...),
                 "fg::tensor::operator(): each index must be an integer or an fg::slice "
                 "(fg::slice(start, stop, step), fg::slice::from(start), fg::slice::to(stop), fg::all())");
   FG_CHECK(defined(), value_error, "fg::tensor::operator(): the tensor is undefined (an unconnected gradient?)");
   FG_CHECK(sizeof...(I) <= rank(), index_error, "fg::tensor::operator(): ", sizeof...(I),
            " indices given for a tensor of shape ", shape_, " (rank ", rank(), ")");
-  const auto st = detail::contiguous_strides(shape_);
-  detail::strided_walk w;
+  const auto st = core::contiguous_strides(shape_);
+  ops::strided_walk w;
   fg::shape out;
   std::size_t d = 0;
   [[maybe_unused]] auto one = [&](const auto& ix) {
     const long n = static_cast<long>(shape_[d]);
     if constexpr (std::same_as<std::remove_cvref_t<decltype(ix)>, slice>) {
-      const auto [first, count] = detail::resolve_slice(ix, n);
+      const auto [first, count] = eager::resolve_slice(ix, n);
       if (count > 0) w.offset += first * st[d];
       // With two or more elements |step| < n, so the product cannot overflow.
       w.push(count, count > 1 ? ix.step * st[d] : 0);
@@ -107,13 +107,13 @@ tensor<T> tensor<T>::operator()(const I&... idx) const {
     w.push(shape_[d], st[d]);
     out.push_back(shape_[d]);
   }
-  return detail::run_boundary<T>(ops::slice_rule{.w = std::move(w), .out = out}, *this);
+  return ops::run_boundary<T>(ops::slice_rule{.w = std::move(w), .out = out}, *this);
 }
 
-namespace detail {
+namespace eager {
 template <class I>
 concept gather_index = std::same_as<I, std::int32_t> || std::same_as<I, std::int64_t>;
-}  // namespace detail
+}  // namespace eager
 
 /// Slices of params along `axis` picked by integer indices of any shape (tf.gather): the result
 /// has shape params.shape[:axis] + indices.shape + params.shape[axis+1:]. Indices run from 0 to
@@ -122,8 +122,8 @@ template <tensor_like P, tensor_like I>
 tensor<value_type_of<P>> gather(const P& params, const I& indices, long axis = 0) {
   using T = value_type_of<P>;
   using Ix = value_type_of<I>;
-  static_assert(detail::gather_index<Ix>, "fg::gather: indices must be a tensor<int32_t> or tensor<int64_t>");
-  return detail::run_boundary<T>(ops::gather_rule(axis), params, indices);
+  static_assert(eager::gather_index<Ix>, "fg::gather: indices must be a tensor<int32_t> or tensor<int64_t>");
+  return ops::run_boundary<T>(ops::gather_rule(axis), params, indices);
 }
 
 /// A one-hot encoding of integer indices (tf.one_hot): shape indices.shape + (depth,), `on` at
@@ -131,7 +131,7 @@ tensor<value_type_of<P>> gather(const P& params, const I& indices, long axis = 0
 template <element_type T = float, tensor_like I>
 tensor<T> one_hot(const I& indices, long depth, std::type_identity_t<T> on = T(1), std::type_identity_t<T> off = T(0)) {
   using Ix = value_type_of<I>;
-  static_assert(detail::gather_index<Ix>, "fg::one_hot: indices must be a tensor<int32_t> or tensor<int64_t>");
-  return detail::run_boundary<T>(ops::one_hot_rule<T>{.depth = depth, .on = on, .off = off}, indices);
+  static_assert(eager::gather_index<Ix>, "fg::one_hot: indices must be a tensor<int32_t> or tensor<int64_t>");
+  return ops::run_boundary<T>(ops::one_hot_rule<T>{.depth = depth, .on = on, .off = off}, indices);
 }
 }  // namespace fusegrad

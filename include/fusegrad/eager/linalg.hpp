@@ -1,7 +1,7 @@
 #pragma once
 /// \file fg::matmul: matrix products through OpenBLAS for float and double, a plain loop for
 /// integers; batched, broadcast over a batch, and with vectors. Its gradient is two matmuls. It
-/// runs through detail::run_boundary (Note [boundary ops]) from detail::matmul_rule, which has a
+/// runs through ops::run_boundary (Note [boundary ops]) from eager::matmul_rule, which has a
 /// device kernel: on a GPU the product runs there, with no host copy.
 
 #include <algorithm>
@@ -24,7 +24,7 @@ namespace fusegrad {
 template <tensor_like A, tensor_like B>
 tensor<value_type_of<A>> matmul(const A& a, const B& b, bool transpose_a = false, bool transpose_b = false);
 
-namespace detail {
+namespace eager {
 /// One product C (m x n) = op(A) op(B), row-major, where op transposes when the flag is set.
 template <class T>
 void gemm(bool ta, bool tb, std::size_t m, std::size_t n, std::size_t k, const T* a, const T* b, T* c) {
@@ -49,9 +49,11 @@ void gemm(bool ta, bool tb, std::size_t m, std::size_t n, std::size_t k, const T
       for (std::size_t p = 0; p < k; ++p) {
         const T av = ta ? a[p * lda + i] : a[i * lda + p];
         if (tb)
-          for (std::size_t j = 0; j < n; ++j) c[i * n + j] = wrapping_add(c[i * n + j], wrapping_mul(av, b[j * ldb + p]));
+          for (std::size_t j = 0; j < n; ++j)
+            c[i * n + j] = core::wrapping_add(c[i * n + j], core::wrapping_mul(av, b[j * ldb + p]));
         else
-          for (std::size_t j = 0; j < n; ++j) c[i * n + j] = wrapping_add(c[i * n + j], wrapping_mul(av, b[p * ldb + j]));
+          for (std::size_t j = 0; j < n; ++j)
+            c[i * n + j] = core::wrapping_add(c[i * n + j], core::wrapping_mul(av, b[p * ldb + j]));
       }
   }
 }
@@ -144,7 +146,7 @@ struct matmul_rule {
     return r;
   }
 };
-}  // namespace detail
+}  // namespace eager
 
 /// The matrix product op(a) op(b), op transposing the last two axes when its flag is set.
 /// Operands: matrices; batches of matrices (rank >= 3) with equal batch dimensions, or one side
@@ -156,6 +158,6 @@ tensor<value_type_of<A>> matmul(const A& a, const B& b, bool transpose_a, bool t
   static_assert(std::same_as<T, value_type_of<B>>,
                 "fg::matmul: both operands need the same element type; convert one with fg::cast<T>(x)");
   static_assert(!std::same_as<T, bool>, "fg::matmul: bool tensors have no product; fg::cast<int32_t>(x) first");
-  return detail::run_boundary<T>(detail::matmul_rule{.ta = transpose_a, .tb = transpose_b}, a, b);
+  return ops::run_boundary<T>(eager::matmul_rule{.ta = transpose_a, .tb = transpose_b}, a, b);
 }
 }  // namespace fusegrad

@@ -13,14 +13,14 @@
 #include "../expr/program.hpp"
 #include "../ops/binary.hpp"
 
-namespace fusegrad::detail {
+namespace fusegrad::eager {
 
 template <class Op, class... V> const expr::op_table& table_of();
 
 template <class E> const expr::program& program_of();
 
 template <class E>
-any_tensor run_expression_op_by_op(const E& e);
+core::any_tensor run_expression_op_by_op(const E& e);
 
 /// The rules of Op over operands of element types V, as the functions of its op table.
 template <class Op, class... V>
@@ -59,22 +59,22 @@ struct op_rules {
     host::detail::evaluate_slots(slot_vjp<I>(), m, static_cast<operand<I>*>(out), slots);
   }
 
-  static cell point_forward(const cell* a) {
+  static core::cell point_forward(const core::cell* a) {
     return [&]<std::size_t... J>(std::index_sequence<J...>) {
-      return cell::of(static_cast<R>(Op{}(a[J].template as<V>()...)));
+      return core::cell::of(static_cast<R>(Op{}(a[J].template as<V>()...)));
     }(seq{});
   }
   template <std::size_t I>
-  static cell point_vjp(cell g, const cell* a) {
+  static core::cell point_vjp(core::cell g, const core::cell* a) {
     return [&]<std::size_t... J>(std::index_sequence<J...>) {
       const auto e = Op{}.template vjp<I>(expr::literal<R>{g.template as<R>()}, expr::literal<V>{a[J].template as<V>()}...);
-      return cell::of(static_cast<operand<I>>(expr::point_value(e)));
+      return core::cell::of(static_cast<operand<I>>(expr::point_value(e)));
     }(seq{});
   }
 
 #if defined(FUSEGRAD_DEVICE)
-  static any_tensor device_forward(const any_tensor* a) {
-    return [&]<std::size_t... J>(std::index_sequence<J...>) -> any_tensor {
+  static core::any_tensor device_forward(const core::any_tensor* a) {
+    return [&]<std::size_t... J>(std::index_sequence<J...>) -> core::any_tensor {
       return tensor<R>(expr::node<Op, expr::leaf<V>...>(Op{}, expr::leaf<V>{std::get<tensor<V>>(a[J])}...));
     }(seq{});
   }
@@ -93,8 +93,8 @@ struct op_rules {
     return &p;
   }
   template <std::size_t I>
-  static any_tensor eager_vjp(const any_tensor& g, const any_tensor* a) {
-    return [&]<std::size_t... J>(std::index_sequence<J...>) -> any_tensor {
+  static core::any_tensor eager_vjp(const core::any_tensor& g, const core::any_tensor* a) {
+    return [&]<std::size_t... J>(std::index_sequence<J...>) -> core::any_tensor {
       const auto e = Op{}.template vjp<I>(expr::leaf<R>{std::get<tensor<R>>(g)}, expr::leaf<V>{std::get<tensor<V>>(a[J])}...);
       return run_expression_op_by_op(e);
     }(seq{});
@@ -174,22 +174,22 @@ const expr::program& program_of() {
 /// Appends the literals of e, depth-first, as cells.
 template <class E, class Out>
 void collect_literals(const E& e, Out& out) {
-  if constexpr (expr::is_literal<E>::value) out.push_back(cell::of(e.value));
+  if constexpr (expr::is_literal<E>::value) out.push_back(core::cell::of(e.value));
   else if constexpr (expression<E>)
-    fg::detail::apply([&](const auto&... a) { (collect_literals(a, out), ...); }, e.args);
+    fg::core::apply([&](const auto&... a) { (collect_literals(a, out), ...); }, e.args);
 }
 
 /// e evaluated op by op from its program (each op an eager evaluation, recorded).
 template <class E>
-any_tensor run_expression_op_by_op(const E& e) {
+core::any_tensor run_expression_op_by_op(const E& e) {
   if constexpr (expr::is_leaf<E>::value) {
     return e.value;
   } else {
-    small_vector<any_tensor, 4> leaves;
+    core::small_vector<core::any_tensor, 4> leaves;
     expr::for_each_leaf(e, [&](const auto& l) { leaves.push_back(l.value); });
-    small_vector<cell, 2> literals;
+    core::small_vector<core::cell, 2> literals;
     collect_literals(e, literals);
-    return engines().op_by_op(program_of<E>(), leaves, literals);
+    return autodiff::engines().op_by_op(program_of<E>(), leaves, literals);
   }
 }
-}  // namespace fusegrad::detail
+}  // namespace fusegrad::eager

@@ -26,7 +26,7 @@ struct axes {
   axes(std::vector<long> l) : list(std::move(l)), all(false) {}  // NOLINT
 };
 
-namespace detail {
+namespace eager {
 struct reduce_plan {
   fg::shape keep;  ///< rank of the input, 1 on reduced dimensions
   fg::shape out;   ///< keep without the reduced dimensions
@@ -39,7 +39,7 @@ inline reduce_plan plan_reduce(const fg::shape& s, const axes& ax, const char* o
   p.reduced.assign(s.rank(), ax.all);
   if (!ax.all)
     for (long a : ax.list) {
-      const std::size_t d = normalize_axis(a, s.rank(), op);
+      const std::size_t d = core::normalize_axis(a, s.rank(), op);
       FG_CHECK(!p.reduced[d], shape_error, "fg::", op, ": axis ", a, " is listed twice");
       p.reduced[d] = true;
     }
@@ -60,19 +60,19 @@ tensor<T> finish_reduce(const tensor<T>& r, const reduce_plan& p, bool keepdims)
 template <class R, class X, class T = value_type_of<X>>
 tensor<T> reduce_with(const X& x, const reduce_plan& p, const fg::shape& in_shape, fg::device d) {
   tensor<T> r(p.keep, d);
-  run_reduction<R>(x, in_shape, p.keep, d, r.buffer()->data);
+  dispatch::run_reduction<R>(x, in_shape, p.keep, d, r.buffer()->data);
   return r;
 }
 
-}  // namespace detail
+}  // namespace eager
 
 /// Sum over axes (all by default); fused with its operand expression.
 template <tensor_like X>
 tensor<value_type_of<X>> reduce_sum(const X& x, const axes& ax = {}, bool keepdims = false) {
   static_assert(!std::same_as<value_type_of<X>, bool>, "fg::reduce_sum: sum of a bool tensor; fg::cast<int32_t>(x) first");
-  auto opnd = detail::to_operand(x);
-  const auto p = detail::plan_reduce(opnd.shape(), ax, "reduce_sum");
-  return detail::finish_reduce(detail::sum_to(opnd, opnd.shape(), p.keep), p, keepdims);
+  auto opnd = ops::to_operand(x);
+  const auto p = eager::plan_reduce(opnd.shape(), ax, "reduce_sum");
+  return eager::finish_reduce(eager::sum_to(opnd, opnd.shape(), p.keep), p, keepdims);
 }
 /// Alias of fg::reduce_sum.
 template <tensor_like X>
@@ -83,23 +83,23 @@ tensor<value_type_of<X>> sum(const X& x, const axes& ax = {}, bool keepdims = fa
 template <tensor_like X>
 tensor<value_type_of<X>> reduce_mean(const X& x, const axes& ax = {}, bool keepdims = false) {
   using T = value_type_of<X>;
-  auto opnd = detail::to_operand(x);
-  const auto p = detail::plan_reduce(opnd.shape(), ax, "reduce_mean");
+  auto opnd = ops::to_operand(x);
+  const auto p = eager::plan_reduce(opnd.shape(), ax, "reduce_mean");
   if constexpr (std::is_floating_point_v<T>) {
     // The mean of nothing is NaN, as in numpy and TensorFlow; recorded, so that the input's
     // gradient is defined (zeros of its shape, no elements when the reduction is full).
     if (p.count == 0) {
       const tensor<T> xt = eval(opnd);
       tensor<T> r = fill<T>(p.keep, std::numeric_limits<T>::quiet_NaN(), xt.device());
-      detail::record_op<T, 1>("reduce_mean", {xt.id()}, r, [in = xt.shape()](const tensor<T>& g, auto) {
+      autodiff::record_op<T, 1>("reduce_mean", {xt.id()}, r, [in = xt.shape()](const tensor<T>& g, auto) {
         return std::array{fill<T>(in, T(0), g.device())};
       });
-      return detail::finish_reduce(r, p, keepdims);
+      return eager::finish_reduce(r, p, keepdims);
     }
-    return detail::finish_reduce(detail::mean_to(opnd, opnd.shape(), p.keep, p.count), p, keepdims);
+    return eager::finish_reduce(eager::mean_to(opnd, opnd.shape(), p.keep, p.count), p, keepdims);
   } else {
-    const tensor<T> s = detail::finish_reduce(detail::sum_to(opnd, opnd.shape(), p.keep), p, keepdims);
-    const tensor<T> hs = detail::host_operand(s, "reduce_mean");  // a host loop (docs/device.md)
+    const tensor<T> s = eager::finish_reduce(eager::sum_to(opnd, opnd.shape(), p.keep), p, keepdims);
+    const tensor<T> hs = dispatch::host_operand(s, "reduce_mean");  // a host loop (docs/device.md)
     tensor<T> r(s.shape(), fg::device::cpu());
     const T n = static_cast<T>(std::max<std::size_t>(p.count, 1));
     for (std::size_t i = 0; i < s.size(); ++i) r.buffer()->data[i] = hs.data()[i] / n;
@@ -110,22 +110,22 @@ tensor<value_type_of<X>> reduce_mean(const X& x, const axes& ax = {}, bool keepd
 template <tensor_like X>
 tensor<value_type_of<X>> mean(const X& x, const axes& ax = {}, bool keepdims = false) { return reduce_mean(x, ax, keepdims); }
 
-namespace detail {
+namespace eager {
 /// Reduces x with R: fused over an expression operand when no tape records; otherwise the
 /// operand is evaluated (recorded) and `backward(xt, y, keep)` gives the gradient rule.
 template <class R, class X, class B>
 tensor<value_type_of<X>> reduce_recorded(const X& x, const axes& ax, bool keepdims, const char* op, B backward) {
   using T = value_type_of<X>;
-  auto opnd = to_operand(x);
+  auto opnd = ops::to_operand(x);
   const reduce_plan p = plan_reduce(opnd.shape(), ax, op);
   FG_CHECK(opnd.shape().elements() > 0 || p.keep.elements() == 0 || !R::needs_elements, shape_error, "fg::", op,
            ": cannot reduce an empty tensor of shape ", opnd.shape(), " (this reduction has no identity)");
   if constexpr (expression<decltype(opnd)>)
-    if (!(std::is_floating_point_v<T> && recording()))
-      return finish_reduce(reduce_with<R>(opnd, p, opnd.shape(), common_device(opnd)), p, keepdims);
+    if (!(std::is_floating_point_v<T> && autodiff::recording()))
+      return finish_reduce(reduce_with<R>(opnd, p, opnd.shape(), dispatch::common_device(opnd)), p, keepdims);
   const tensor<T> xt = eval(opnd);
   tensor<T> y = reduce_with<R>(expr::leaf<T>{xt}, p, xt.shape(), xt.device());
-  record_op<T, 1>(op, {xt.id()}, y, [xt, y, keep = p.keep, ax, backward](const tensor<T>& g, auto) {
+  autodiff::record_op<T, 1>(op, {xt.id()}, y, [xt, y, keep = p.keep, ax, backward](const tensor<T>& g, auto) {
     return std::array{backward(xt, y, reshape(g, keep), ax)};
   });
   return finish_reduce(y, p, keepdims);
@@ -167,13 +167,14 @@ struct prod_grad {
     return g * transpose(reshape(others, moved.shape()), inverse);
   }
 };
-}  // namespace detail
+}  // namespace eager
 
 /// Largest element over axes (NaN propagates); the gradient is shared among ties.
 template <tensor_like X>
 tensor<value_type_of<X>> reduce_max(const X& x, const axes& ax = {}, bool keepdims = false) {
   static_assert(!std::same_as<value_type_of<X>, bool>, "fg::reduce_max: use fg::reduce_any on bool tensors");
-  return detail::reduce_recorded<ops::max_reducer<value_type_of<X>>>(x, ax, keepdims, "reduce_max", detail::extremum_grad{});
+  return eager::reduce_recorded<ops::max_reducer<value_type_of<X>>>(x, ax, keepdims, "reduce_max",
+                                                                    eager::extremum_grad{});
 }
 /// Alias of fg::reduce_max.
 template <tensor_like X>
@@ -182,7 +183,8 @@ tensor<value_type_of<X>> max(const X& x, const axes& ax = {}, bool keepdims = fa
 template <tensor_like X>
 tensor<value_type_of<X>> reduce_min(const X& x, const axes& ax = {}, bool keepdims = false) {
   static_assert(!std::same_as<value_type_of<X>, bool>, "fg::reduce_min: use fg::reduce_all on bool tensors");
-  return detail::reduce_recorded<ops::min_reducer<value_type_of<X>>>(x, ax, keepdims, "reduce_min", detail::extremum_grad{});
+  return eager::reduce_recorded<ops::min_reducer<value_type_of<X>>>(x, ax, keepdims, "reduce_min",
+                                                                    eager::extremum_grad{});
 }
 /// Alias of fg::reduce_min.
 template <tensor_like X>
@@ -191,7 +193,8 @@ tensor<value_type_of<X>> min(const X& x, const axes& ax = {}, bool keepdims = fa
 template <tensor_like X>
 tensor<value_type_of<X>> reduce_prod(const X& x, const axes& ax = {}, bool keepdims = false) {
   static_assert(!std::same_as<value_type_of<X>, bool>, "fg::reduce_prod: product of a bool tensor; use fg::reduce_all");
-  return detail::reduce_recorded<ops::prod_reducer<value_type_of<X>>>(x, ax, keepdims, "reduce_prod", detail::prod_grad{});
+  return eager::reduce_recorded<ops::prod_reducer<value_type_of<X>>>(x, ax, keepdims, "reduce_prod",
+                                                                     eager::prod_grad{});
 }
 /// Alias of fg::reduce_prod.
 template <tensor_like X>
@@ -200,7 +203,7 @@ tensor<value_type_of<X>> prod(const X& x, const axes& ax = {}, bool keepdims = f
 template <tensor_like X>
 tensor<bool> reduce_all(const X& x, const axes& ax = {}, bool keepdims = false) {
   static_assert(std::same_as<value_type_of<X>, bool>, "fg::reduce_all takes a bool tensor; compare first (x > 0)");
-  return detail::reduce_recorded<ops::all_reducer>(x, ax, keepdims, "reduce_all", detail::no_grad{});
+  return eager::reduce_recorded<ops::all_reducer>(x, ax, keepdims, "reduce_all", eager::no_grad{});
 }
 /// Alias of fg::reduce_all.
 template <tensor_like X>
@@ -209,20 +212,20 @@ tensor<bool> all(const X& x, const axes& ax = {}, bool keepdims = false) { retur
 template <tensor_like X>
 tensor<bool> reduce_any(const X& x, const axes& ax = {}, bool keepdims = false) {
   static_assert(std::same_as<value_type_of<X>, bool>, "fg::reduce_any takes a bool tensor; compare first (x > 0)");
-  return detail::reduce_recorded<ops::any_reducer>(x, ax, keepdims, "reduce_any", detail::no_grad{});
+  return eager::reduce_recorded<ops::any_reducer>(x, ax, keepdims, "reduce_any", eager::no_grad{});
 }
 /// Alias of fg::reduce_any.
 template <tensor_like X>
 tensor<bool> any(const X& x, const axes& ax = {}, bool keepdims = false) { return reduce_any(x, ax, keepdims); }
 
-namespace detail {
+namespace eager {
 template <bool Max, class X>
 tensor<std::int64_t> arg_extremum(const X& x, long axis, const char* op) {
   using T = value_type_of<X>;
   const tensor<T> xt = eval(x);
-  const tensor<T> t = host_operand(xt, op);  // a host kernel (docs/device.md)
+  const tensor<T> t = dispatch::host_operand(xt, op);  // a host kernel (docs/device.md)
   FG_CHECK(t.rank() > 0, shape_error, "fg::", op, ": needs a tensor of rank >= 1, got a scalar");
-  const std::size_t a = normalize_axis(axis, t.rank(), op);
+  const std::size_t a = core::normalize_axis(axis, t.rank(), op);
   FG_CHECK(t.shape()[a] > 0, shape_error, "fg::", op, ": axis ", axis, " of shape ", t.shape(), " is empty");
   fg::shape out;
   std::size_t outer = 1, inner = 1;
@@ -248,14 +251,14 @@ tensor<std::int64_t> arg_extremum(const X& x, long axis, const char* op) {
     }
   return r.to(xt.device());
 }
-}  // namespace detail
+}  // namespace eager
 
 /// Index of the largest element along axis (first on ties), as int64.
 template <tensor_like X>
-tensor<std::int64_t> argmax(const X& x, long axis = 0) { return detail::arg_extremum<true>(x, axis, "argmax"); }
+tensor<std::int64_t> argmax(const X& x, long axis = 0) { return eager::arg_extremum<true>(x, axis, "argmax"); }
 /// Index of the smallest element along axis (first on ties), as int64.
 template <tensor_like X>
-tensor<std::int64_t> argmin(const X& x, long axis = 0) { return detail::arg_extremum<false>(x, axis, "argmin"); }
+tensor<std::int64_t> argmin(const X& x, long axis = 0) { return eager::arg_extremum<false>(x, axis, "argmin"); }
 
 /// log(sum(exp(x))) over axes, computed stably by subtracting the maximum; its gradient is softmax.
 template <tensor_like X>
@@ -263,14 +266,14 @@ tensor<value_type_of<X>> reduce_logsumexp(const X& x, const axes& ax = {}, bool 
   using T = value_type_of<X>;
   static_assert(std::floating_point<T>, "fg::reduce_logsumexp needs a floating-point tensor");
   const tensor<T> xt = eval(x);
-  const auto plan = detail::plan_reduce(xt.shape(), ax, "reduce_logsumexp");
+  const auto plan = eager::plan_reduce(xt.shape(), ax, "reduce_logsumexp");
   FG_CHECK(xt.size() > 0 || plan.keep.elements() == 0, shape_error,
            "fg::reduce_logsumexp: cannot reduce an empty tensor of shape ", xt.shape(),
            " (the maximum it subtracts has no identity)");
   const tensor<T> m = stop_gradient(reduce_max(xt, ax, true));
   const tensor<T> safe_m = where(abs(m) < std::numeric_limits<T>::infinity(), m, 0);
   const tensor<T> r = log(reduce_sum(exp(xt - safe_m), ax, true)) + safe_m;
-  return detail::finish_reduce(r, plan, keepdims);
+  return eager::finish_reduce(r, plan, keepdims);
 }
 /// Alias of fg::reduce_logsumexp.
 template <tensor_like X>

@@ -23,7 +23,7 @@ inline fg::shape infer_shape(std::span<const long> dims, std::size_t n, const fg
     }
   }
   if (infer >= 0) {
-    const std::size_t known = detail::checked_elements(s, "reshape");  // the -1 counts as 1 here
+    const std::size_t known = core::checked_elements(s, "reshape");  // the -1 counts as 1 here
     FG_CHECK(known != 0 && n % known == 0, shape_error, "fg::reshape: cannot infer the -1 dimension when reshaping ",
              from, " (", n, " elements) with the other dimensions multiplying to ", known);
     s[static_cast<std::size_t>(infer)] = n / known;
@@ -34,10 +34,11 @@ inline fg::shape infer_shape(std::span<const long> dims, std::size_t n, const fg
 /// The same values in shape s (s has as many elements as x). Shares x's buffer.
 template <class T>
 tensor<T> reshape(const tensor<T>& x, const fg::shape& s) {
-  FG_CHECK(detail::checked_elements(s, "reshape") == x.size(), shape_error, "fg::reshape: cannot reshape a tensor of shape ", x.shape(), " (",
-           x.size(), " elements) into shape ", s, " (", s.elements(), " elements)");
-  tensor<T> r(x.buffer(), s, detail::next_id());
-  detail::record_op<T, 1>("reshape", {x.id()}, r,
+  FG_CHECK(core::checked_elements(s, "reshape") == x.size(), shape_error,
+           "fg::reshape: cannot reshape a tensor of shape ", x.shape(), " (", x.size(), " elements) into shape ", s,
+           " (", s.elements(), " elements)");
+  tensor<T> r(x.buffer(), s, core::next_id());
+  autodiff::record_op<T, 1>("reshape", {x.id()}, r,
                           [in = x.shape()](const tensor<T>& g, auto) { return std::array{reshape(g, in)}; });
   return r;
 }

@@ -25,7 +25,7 @@
 #include "../expr/gradient.hpp"
 #include "../ops/binary.hpp"
 
-namespace fusegrad::detail {
+namespace fusegrad::eager {
 /// Note [costly subexpressions]: a kernel whose leaves are aliased (alias_kernel) and whose
 /// literals are pooled (pooled_literal_kernel) computes the same value wherever a subtree of
 /// one type stands in it, for its ops are stateless. The compiler merges repeated cheap
@@ -76,12 +76,12 @@ struct memo_access<A, V, type_list<N...>> : A {
     return values[j];
   }
 };
-}  // namespace fusegrad::detail
+}  // namespace fusegrad::eager
 namespace fusegrad::inline expr::kdetail {
 template <class A, class V, class L>
-inline constexpr bool is_memo_access<fg::detail::memo_access<A, V, L>> = true;
+inline constexpr bool is_memo_access<fg::eager::memo_access<A, V, L>> = true;
 }  // namespace fusegrad::expr::kdetail
-namespace fusegrad::detail {
+namespace fusegrad::eager {
 
 /// Access a with the values of the kernels in L computed, children first.
 template <class V, class L, class A>
@@ -128,7 +128,7 @@ FG_FLATTEN void run_row_with_derivative(const K& k, const DK& dk, std::size_t n,
 template <class E, class D, class T = typename E::value_type>
 void evaluate_host_with_derivative(const E& e, const D& de, const fg::shape& out, const T* src, const T* pool,
                                    T* dst, typename ops::sum_reducer<T>::acc* sum, T* dd) {
-  ++fg::detail::counters().passes;
+  ++fg::core::counters().passes;
   const auto k = expr::make_kernel(e, out);
   const auto dk = expr::make_kernel(de, out);
   const std::size_t n = out.elements();
@@ -227,7 +227,7 @@ tensor<T> sum_saving_derivative(const E& e, const fg::shape& iter, typename ops:
     return {};
   } else {
     const std::size_t n = iter.elements();
-    if (n < 2 || !recording()) return {};
+    if (n < 2 || !autodiff::recording()) return {};
     const tensor<T>* x = nullptr;
     bool one = true;
     expr::for_each_leaf(e, [&](const auto& l) {
@@ -236,7 +236,7 @@ tensor<T> sum_saving_derivative(const E& e, const fg::shape& iter, typename ops:
     });
     if (!one || !x->device().is_cpu()) return {};
     const tensor_id id = x->id();
-    if (!any_tape_tracks(std::span<const tensor_id>(&id, 1))) return {};
+    if (!autodiff::any_tape_tracks(std::span<const tensor_id>(&id, 1))) return {};
     tensor<T> d(iter, fg::device::cpu());
     // Literals pooled, so that the copies of e's subexpressions inside the derivative read
     // the same values from the same addresses and are computed once (one slot more than
@@ -248,4 +248,4 @@ tensor<T> sum_saving_derivative(const E& e, const fg::shape& iter, typename ops:
     return d;
   }
 }
-}  // namespace fusegrad::detail
+}  // namespace fusegrad::eager

@@ -1,7 +1,7 @@
 #pragma once
 /// \file Ops that rearrange elements: transpose, expand_dims, squeeze, broadcast_to, concat,
 /// stack, tile. Their rules (shape checks, host kernels, gradients) are in ops/shape_rules.hpp
-/// and run through detail::run_boundary (Note [boundary ops]); expand_dims and squeeze are reshapes.
+/// and run through ops::run_boundary (Note [boundary ops]); expand_dims and squeeze are reshapes.
 
 #include <initializer_list>
 #include <vector>
@@ -16,7 +16,7 @@ namespace fusegrad {
 /// x with its axes permuted: axis d of the result is axis perm[d] of x (negative counts from the end).
 template <tensor_like X>
 tensor<value_type_of<X>> transpose(const X& x, const std::vector<long>& perm) {
-  return detail::run_boundary<value_type_of<X>>(ops::transpose_rule{.perm = perm}, x);
+  return ops::run_boundary<value_type_of<X>>(ops::transpose_rule{.perm = perm}, x);
 }
 /// x with its axes in reverse order (the matrix transpose for rank 2).
 template <tensor_like X>
@@ -51,7 +51,7 @@ tensor<value_type_of<X>> squeeze(const X& x, const axes& ax = {}) {
   for (std::size_t d = 0; d < s.rank(); ++d) drop[d] = ax.all && s[d] == 1;
   if (!ax.all)
     for (long a : ax.list) {
-      const std::size_t d = detail::normalize_axis(a, s.rank(), "squeeze");
+      const std::size_t d = core::normalize_axis(a, s.rank(), "squeeze");
       FG_CHECK(!drop[d], shape_error, "fg::squeeze: axis ", a, " is listed twice");
       FG_CHECK(s[d] == 1, shape_error, "fg::squeeze: cannot squeeze axis ", a, " of a tensor of shape ", s,
                ": its size is ", s[d], ", not 1; list only axes of size 1");
@@ -67,14 +67,14 @@ tensor<value_type_of<X>> squeeze(const X& x, const axes& ax = {}) {
 /// the target's or is 1). Its gradient sums over the broadcast axes.
 template <tensor_like X>
 tensor<value_type_of<X>> broadcast_to(const X& x, const fg::shape& s) {
-  return detail::run_boundary<value_type_of<X>>(ops::broadcast_to_rule{.target = s}, x);
+  return ops::run_boundary<value_type_of<X>>(ops::broadcast_to_rule{.target = s}, x);
 }
 
 /// The tensors joined along `axis`; all have one rank and equal dimensions except along axis.
 template <class T>
 tensor<T> concat(const std::vector<tensor<T>>& xs, long axis = 0) {
   FG_CHECK(!xs.empty(), value_error, "fg::concat: needs at least one tensor, got an empty list");
-  return detail::run_boundary<T>(ops::concat_rule{.axis = axis}, xs);
+  return ops::run_boundary<T>(ops::concat_rule{.axis = axis}, xs);
 }
 /// The tensors joined along `axis` (`fg::concat({a, b}, 1)`).
 template <class T>
@@ -86,7 +86,7 @@ tensor<T> stack(const std::vector<tensor<T>>& xs, long axis = 0) {
   FG_CHECK(!xs.empty(), value_error, "fg::stack: needs at least one tensor, got an empty list");
   for (const auto& x : xs) {
     FG_CHECK(x.defined(), value_error, "fg::stack: an operand is undefined (an unconnected gradient?)");
-    detail::check_same_device("stack", xs[0].device(), x.device());
+    dispatch::check_same_device("stack", xs[0].device(), x.device());
   }
   const fg::shape& s0 = xs[0].shape();
   const long r = static_cast<long>(s0.rank());
@@ -108,6 +108,6 @@ tensor<T> stack(std::initializer_list<tensor<T>> xs, long axis = 0) { return sta
 /// x repeated multiples[d] times along each axis d (tf.tile); its gradient sums over the copies.
 template <tensor_like X>
 tensor<value_type_of<X>> tile(const X& x, const std::vector<long>& multiples) {
-  return detail::run_boundary<value_type_of<X>>(ops::tile_rule{.multiples = multiples}, x);
+  return ops::run_boundary<value_type_of<X>>(ops::tile_rule{.multiples = multiples}, x);
 }
 }  // namespace fusegrad

@@ -9,6 +9,6 @@ namespace fusegrad {
 template <tensor_like X>
 tensor<value_type_of<X>> stop_gradient(const X& x) {
   tensor<value_type_of<X>> t = eval(x);
-  return tensor<value_type_of<X>>(t.buffer(), t.shape(), detail::next_id());
+  return tensor<value_type_of<X>>(t.buffer(), t.shape(), core::next_id());
 }
 }  // namespace fusegrad

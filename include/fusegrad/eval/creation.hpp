@@ -10,7 +10,7 @@
 
 namespace fusegrad {
 
-namespace detail {
+namespace dispatch {
 /// A tensor of shape s on device d with every element equal to v; `op` names the public op in
 /// a size error (Note [checked sizes]).
 template <element_type T>
@@ -20,20 +20,20 @@ tensor<T> filled(const fg::shape& s, T v, fg::device d, const char* op) {
   else std::fill(t.buffer()->data, t.buffer()->data + t.size(), v);
   return t;
 }
-}  // namespace detail
+}  // namespace dispatch
 
 /// A tensor of shape s on device d with every element equal to v.
 template <element_type T>
-tensor<T> fill(const fg::shape& s, T v, fg::device d) { return detail::filled<T>(s, v, d, "fill"); }
+tensor<T> fill(const fg::shape& s, T v, fg::device d) { return dispatch::filled<T>(s, v, d, "fill"); }
 /// A tensor of shape s with every element equal to v, on the default device (fg::device_scope).
 template <element_type T>
 tensor<T> fill(const fg::shape& s, T v) { return fill<T>(s, v, default_device()); }
 /// Zeros of shape s.
 template <element_type T = float>
-tensor<T> zeros(const fg::shape& s) { return detail::filled<T>(s, T(0), default_device(), "zeros"); }
+tensor<T> zeros(const fg::shape& s) { return dispatch::filled<T>(s, T(0), default_device(), "zeros"); }
 /// Ones of shape s.
 template <element_type T = float>
-tensor<T> ones(const fg::shape& s) { return detail::filled<T>(s, T(1), default_device(), "ones"); }
+tensor<T> ones(const fg::shape& s) { return dispatch::filled<T>(s, T(1), default_device(), "ones"); }
 /// v in x's shape and type, on x's device.
 template <class T>
 tensor<T> fill_like(const tensor<T>& x, T v) { return fill<T>(x.shape(), v, x.device()); }
@@ -50,11 +50,11 @@ tensor<T> range(T start, T limit, T delta = T(1)) {
   FG_CHECK(delta != T(0), value_error, "fg::range: delta must not be zero");
   const double n = std::ceil((static_cast<double>(limit) - static_cast<double>(start)) / static_cast<double>(delta));
   const std::size_t count =
-      detail::checked_count(n, "range", [&] { return detail::cat("start ", start, ", limit ", limit, ", delta ", delta); });
+      core::checked_count(n, "range", [&] { return core::cat("start ", start, ", limit ", limit, ", delta ", delta); });
   tensor<T> t(fg::shape{count}, fg::device::cpu(), "range");
   for (std::size_t i = 0; i < count; ++i) {
-    if constexpr (detail::signed_integer<T>)  // the last value may pass the type's end: wrap (Note [integer wraparound])
-      t.buffer()->data[i] = detail::wrapping_add(start, detail::wrapping_mul(static_cast<T>(i), delta));
+    if constexpr (core::signed_integer<T>)  // the last value may pass the type's end: wrap (Note [integer wraparound])
+      t.buffer()->data[i] = core::wrapping_add(start, core::wrapping_mul(static_cast<T>(i), delta));
     else
       t.buffer()->data[i] = static_cast<T>(start + static_cast<T>(i) * delta);
   }

@@ -51,7 +51,7 @@ namespace fusegrad::device_eval {
 /// Evaluates expression e, broadcast to shape `out`, into dst on device d: one Thrust transform.
 template <class E, class T>
 void evaluate(const E& e, const fg::shape& out, fg::device d, T* dst) {
-  ++fg::detail::counters().passes;
+  ++fg::core::counters().passes;
   const std::size_t n = out.elements();
   if (n == 0) return;
   auto k = expr::make_kernel(e, out);
@@ -72,7 +72,7 @@ template <class R, class E, class T>
 void reduce(const E& e, const fg::shape& iter, const fg::shape& keep, fg::device d, T* dst, T divisor = T(1)) {
   using C = combine<R>;
   using A = typename C::acc;
-  ++fg::detail::counters().passes;
+  ++fg::core::counters().passes;
   const std::size_t n = iter.elements(), outputs = keep.elements();
   if (outputs == 0) return;
   const A identity = static_cast<A>(R::identity());

@@ -15,9 +15,9 @@
 namespace fusegrad::device_eval {
 namespace detail {
 [[noreturn]] inline void no_backend(fg::device d, const char* what) {
-  throw device_error(fg::detail::cat("fusegrad: ", what, " on ", d.str(),
-                                     " needs the device backend; define FUSEGRAD_DEVICE and build with Thrust "
-                                     "(see docs/device.md)"));
+  throw device_error(fg::core::cat("fusegrad: ", what, " on ", d.str(),
+                                   " needs the device backend; define FUSEGRAD_DEVICE and build with Thrust "
+                                   "(see docs/device.md)"));
 }
 }  // namespace detail
 
@@ -45,12 +45,12 @@ namespace fusegrad {
 /// Number of GPUs "/gpu:N" can name (tfe.num_gpus()): 0 without the device backend, 1 under a
 /// host Thrust system (docs/device.md).
 inline int num_gpus() {
-  const detail::device_runtime* r = detail::active_device_runtime();
+  const core::device_runtime* r = core::active_device_runtime();
   return r ? r->count() : 0;
 }
 }  // namespace fusegrad
 
-namespace fusegrad::detail {
+namespace fusegrad::dispatch {
 /// The values of t on the host, for an op whose kernel runs there: t itself, or a copy of a
 /// device tensor (the op moves its result back to t's device; see docs/device.md).
 template <class T>
@@ -65,4 +65,4 @@ inline void check_same_device(const char* op, fg::device a, fg::device b) {
   FG_CHECK(a == b, device_error, "fg::", op, ": operands live on ", a.str(), " and ", b.str(),
            "; move one with .gpu() or .cpu() (fusegrad never copies between devices silently)");
 }
-}  // namespace fusegrad::detail
+}  // namespace fusegrad::dispatch

@@ -48,9 +48,9 @@ void checked(const char* what, fg::device d, F&& f) {
   } catch (const out_of_memory&) {
     throw;
   } catch (const std::bad_alloc&) {
-    throw out_of_memory(fg::detail::cat("fusegrad: ", what, " on ", d.str(), " could not allocate temporary storage"));
+    throw out_of_memory(fg::core::cat("fusegrad: ", what, " on ", d.str(), " could not allocate temporary storage"));
   } catch (const thrust::system_error& e) {
-    throw device_error(fg::detail::cat("fusegrad: ", what, " on ", d.str(), " failed: ", e.what()));
+    throw device_error(fg::core::cat("fusegrad: ", what, " on ", d.str(), " failed: ", e.what()));
   }
 }
 

@@ -70,14 +70,14 @@ inline int count() { return 1; }
 #endif
 
 /// The runtime table storage allocates device buffers through.
-inline const fg::detail::device_runtime& system_runtime() {
-  static const fg::detail::device_runtime r{&allocate, &release, &copy, &count};
+inline const fg::core::device_runtime& system_runtime() {
+  static const fg::core::device_runtime r{&allocate, &release, &copy, &count};
   return r;
 }
 
 namespace detail {
 // Installed during static initialisation of any program that includes the backend, before
 // main runs, so storage finds it when the first device tensor is made.
-inline const bool runtime_installed = (fg::detail::active_device_runtime() = &system_runtime(), true);
+inline const bool runtime_installed = (fg::core::active_device_runtime() = &system_runtime(), true);
 }  // namespace detail
 }  // namespace fusegrad::device_eval

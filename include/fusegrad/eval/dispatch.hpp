@@ -8,7 +8,7 @@
 #include "device_hooks.hpp"
 #include "host_reduce.hpp"
 
-namespace fusegrad::detail {
+namespace fusegrad::dispatch {
 
 /// The device every leaf of e lives on; throws device_error naming both when they differ.
 template <class E>
@@ -46,4 +46,4 @@ void run_reduction(const E& e, const fg::shape& iter, const fg::shape& keep, fg:
   else
     for (std::size_t i = 0; i < n; ++i) dst[i] = static_cast<T>(static_cast<T>(acc[i]) / divisor);
 }
-}  // namespace fusegrad::detail
+}  // namespace fusegrad::dispatch

@@ -137,7 +137,7 @@ void for_each_row(const E& e, const fg::shape& out, bool allow_flat, F&& f) {
 /// Evaluates expression e, broadcast to shape `out`, into dst in one fused pass.
 template <class E, class T = typename E::value_type>
 void evaluate_host(const E& e, const fg::shape& out, T* dst) {
-  ++fg::detail::counters().passes;
+  ++fg::core::counters().passes;
   constexpr bool simd = detail::use_simd<E>();
   for_each_row(e, out, true, [&](const auto& k, std::size_t start, std::size_t n, const auto&) {
     if (n == 1) dst[start] = k.eval(expr::flat_access{0});

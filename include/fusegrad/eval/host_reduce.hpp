@@ -51,12 +51,12 @@ T fold_chunk(const T* v, std::size_t n) {
 /// iter, 1 on the reduced dimensions). dst must hold R::identity() on entry.
 template <class R, class E, class T = typename E::value_type, class A = typename R::acc>
 void reduce_host(const E& e, const fg::shape& iter, const fg::shape& keep, A* dst) {
-  ++fg::detail::counters().passes;
+  ++fg::core::counters().passes;
   constexpr bool simd = detail::use_simd<E>();
   const std::size_t rank = iter.rank();
   const bool full = keep.elements() == 1;
   const bool last_reduced = rank == 0 || keep[rank - 1] == 1;
-  const auto ostr = fg::detail::contiguous_strides(keep);
+  const auto ostr = fg::core::contiguous_strides(keep);
   alignas(64) T tmp[detail::reduce_chunk];
   for_each_row(e, iter, full, [&](const auto& k, std::size_t, std::size_t n, const auto& idx) {
     index_t o = 0;

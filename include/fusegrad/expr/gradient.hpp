@@ -20,7 +20,7 @@ template <class G> struct is_zero_grad : std::is_same<G, zero_grad> {};
 template <std::size_t I, class E, class G>
 auto operand_vjp(const E& e, const G& g) {
   if constexpr (is_zero_grad<G>::value) return zero_grad{};
-  else return fg::detail::apply([&](const auto&... a) { return e.op.template vjp<I>(g, a...); }, e.args);
+  else return fg::core::apply([&](const auto&... a) { return e.op.template vjp<I>(g, a...); }, e.args);
 }
 
 /// Per-position gradient expressions of e for upstream gradient g (Note [fused backward]).

@@ -100,7 +100,7 @@ leaf_kernel<T> make_kernel(const leaf<T>& l, const fg::shape& out) {
   leaf_kernel<T> k{};
   k.data = l.value.data();
   const fg::shape& s = l.shape();
-  const auto cs = fg::detail::contiguous_strides(s);
+  const auto cs = fg::core::contiguous_strides(s);
   const std::size_t off = out.rank() - s.rank();
   for (std::size_t d = 0; d < out.rank(); ++d)
     k.strides[d] = d < off || s[d - off] == 1 ? 0 : cs[d - off];
@@ -120,7 +120,7 @@ template <class T, std::size_t J>
 slot_kernel<T, J> make_kernel(const slot_leaf<T, J>&, const fg::shape&) { return {}; }
 template <class Op, class... A>
 auto make_kernel(const node<Op, A...>& n, const fg::shape& out) {
-  return fg::detail::apply(
+  return fg::core::apply(
       [&](const auto&... a) {
         return node_kernel<Op, decltype(make_kernel(a, out))...>{n.op, {{make_kernel(a, out)}...}};
       },
@@ -147,7 +147,7 @@ template <class E>
 auto point_value(const E& e) {
   if constexpr (is_leaf<E>::value) return *e.value.data();
   else if constexpr (is_literal<E>::value) return e.value;
-  else return fg::detail::apply([&](const auto&... a) { return e.op(point_value(a)...); }, e.args);
+  else return fg::core::apply([&](const auto&... a) { return e.op(point_value(a)...); }, e.args);
 }
 
 /// Scalar access at flat element i (every leaf walks with the output or is broadcast whole).

@@ -102,7 +102,7 @@ struct node : node_base {
  private:
   static auto shape_of(const std::tuple<A...>& t) {
     if constexpr (literals_only) return scalar_shape{};
-    else return stored_shape{fg::detail::apply([](const auto&... x) { return broadcast(x...); }, t)};
+    else return stored_shape{fg::core::apply([](const auto&... x) { return broadcast(x...); }, t)};
   }
   template <class B0, class... B>
   static fg::shape broadcast(const B0& b0, const B&... b) {
@@ -114,10 +114,10 @@ struct node : node_base {
       const fg::shape& sb = (b.shape(), ...);
       if (sb.rank() == 0) return sa;
       if (sa.rank() == 0) return sb;
-      return detail::broadcast_shapes(sa, sb, Op::name);
+      return core::broadcast_shapes(sa, sb, Op::name);
     } else {
       fg::shape s = b0.shape();
-      ((s = detail::broadcast_shapes(s, b.shape(), Op::name)), ...);
+      ((s = core::broadcast_shapes(s, b.shape(), Op::name)), ...);
       return s;
     }
   }

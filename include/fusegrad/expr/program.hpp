@@ -35,14 +35,14 @@ struct op_table {
   /// out[i] = the vector-Jacobian product for operand j at upstream g[i].
   std::array<void (*)(const void* g, const void* const* args, void* out, std::size_t n), max_arity> vjp;
   /// The op on one element.
-  detail::cell (*point_forward)(const detail::cell* args);
+  core::cell (*point_forward)(const core::cell* args);
   /// The vector-Jacobian product for operand j on one element.
-  std::array<detail::cell (*)(detail::cell g, const detail::cell* args), max_arity> point_vjp;
+  std::array<core::cell (*)(core::cell g, const core::cell* args), max_arity> point_vjp;
   /// The op on device tensors, evaluated (and recorded) as an eager op; null without the device backend.
-  detail::any_tensor (*device_forward)(const detail::any_tensor* args);
+  core::any_tensor (*device_forward)(const core::any_tensor* args);
   /// The vector-Jacobian product for operand j on tensors, evaluated op by op (recorded), in the
   /// broadcast shape of g and the operands.
-  std::array<detail::any_tensor (*)(const detail::any_tensor& g, const detail::any_tensor* args), max_arity> eager_vjp;
+  std::array<core::any_tensor (*)(const core::any_tensor& g, const core::any_tensor* args), max_arity> eager_vjp;
   /// The program of this op alone over leaves 0 .. arity - 1.
   const program* (*unit)();
 };

@@ -32,7 +32,7 @@ template <class V> FG_HD V floor_mod(V a, V b) {
 struct add_op : op_traits {
   static constexpr const char* name = "add";
   template <class V> FG_HD V operator()(V a, V b) const {
-    if constexpr (fusegrad::detail::signed_integer<V>) return fusegrad::detail::wrapping_add(a, b);
+    if constexpr (fusegrad::core::signed_integer<V>) return fusegrad::core::wrapping_add(a, b);
     else return a + b;
   }
   template <std::size_t, class G, class A, class B> static G vjp(const G& g, const A&, const B&) { return g; }
@@ -40,7 +40,7 @@ struct add_op : op_traits {
 struct subtract_op : op_traits {
   static constexpr const char* name = "subtract";
   template <class V> FG_HD V operator()(V a, V b) const {
-    if constexpr (fusegrad::detail::signed_integer<V>) return fusegrad::detail::wrapping_sub(a, b);
+    if constexpr (fusegrad::core::signed_integer<V>) return fusegrad::core::wrapping_sub(a, b);
     else return a - b;
   }
   template <std::size_t I, class G, class A, class B> static auto vjp(const G& g, const A&, const B&) {
@@ -51,7 +51,7 @@ struct subtract_op : op_traits {
 struct multiply_op : op_traits {
   static constexpr const char* name = "multiply";
   template <class V> FG_HD V operator()(V a, V b) const {
-    if constexpr (fusegrad::detail::signed_integer<V>) return fusegrad::detail::wrapping_mul(a, b);
+    if constexpr (fusegrad::core::signed_integer<V>) return fusegrad::core::wrapping_mul(a, b);
     else return a * b;
   }
   template <std::size_t I, class G, class A, class B> static auto vjp(const G& g, const A& a, const B& b) {
@@ -238,8 +238,8 @@ struct cast_op : op_traits {
   template <class V, class...> using result = U;
   // Floating values outside the integer type's range give its minimum (Note [float to integer]).
   template <class V> FG_HD U operator()(V x) const {
-    if constexpr (std::is_floating_point_v<V> && fusegrad::detail::signed_integer<U>)
-      return fusegrad::detail::float_to_integer<U>(x);
+    if constexpr (std::is_floating_point_v<V> && fusegrad::core::signed_integer<U>)
+      return fusegrad::core::float_to_integer<U>(x);
     else return static_cast<U>(x);
   }
   template <std::size_t, class G, class X> static auto vjp(const G& g, const X&) {
@@ -250,68 +250,68 @@ struct cast_op : op_traits {
 };
 }  // namespace ops
 
-namespace detail {
+namespace ops {
 template <class A, class B>
 concept binary_operands = (tensor_like<A> && (tensor_like<B> || scalar_like<B>)) || (scalar_like<A> && tensor_like<B>);
 }
 
 /// a + b with broadcasting.
-template <class A, class B> requires detail::binary_operands<A, B>
-auto add(const A& a, const B& b) { return detail::make_binary<ops::add_op>(a, b); }
+template <class A, class B> requires ops::binary_operands<A, B>
+auto add(const A& a, const B& b) { return ops::make_binary<ops::add_op>(a, b); }
 /// a - b with broadcasting.
-template <class A, class B> requires detail::binary_operands<A, B>
-auto subtract(const A& a, const B& b) { return detail::make_binary<ops::subtract_op>(a, b); }
+template <class A, class B> requires ops::binary_operands<A, B>
+auto subtract(const A& a, const B& b) { return ops::make_binary<ops::subtract_op>(a, b); }
 /// a * b with broadcasting.
-template <class A, class B> requires detail::binary_operands<A, B>
-auto multiply(const A& a, const B& b) { return detail::make_binary<ops::multiply_op>(a, b); }
+template <class A, class B> requires ops::binary_operands<A, B>
+auto multiply(const A& a, const B& b) { return ops::make_binary<ops::multiply_op>(a, b); }
 /// a / b: true division on floats, floor division on integers (Note [division]).
-template <class A, class B> requires detail::binary_operands<A, B>
-auto divide(const A& a, const B& b) { return detail::make_binary<ops::divide_op>(a, b); }
+template <class A, class B> requires ops::binary_operands<A, B>
+auto divide(const A& a, const B& b) { return ops::make_binary<ops::divide_op>(a, b); }
 /// Floor of a / b (Python's //).
-template <class A, class B> requires detail::binary_operands<A, B>
-auto floordiv(const A& a, const B& b) { return detail::make_binary<ops::floordiv_op>(a, b); }
+template <class A, class B> requires ops::binary_operands<A, B>
+auto floordiv(const A& a, const B& b) { return ops::make_binary<ops::floordiv_op>(a, b); }
 /// Floor modulo, the result having the divisor's sign.
-template <class A, class B> requires detail::binary_operands<A, B>
-auto mod(const A& a, const B& b) { return detail::make_binary<ops::mod_op>(a, b); }
+template <class A, class B> requires ops::binary_operands<A, B>
+auto mod(const A& a, const B& b) { return ops::make_binary<ops::mod_op>(a, b); }
 /// a raised to b.
-template <class A, class B> requires detail::binary_operands<A, B>
-auto pow(const A& a, const B& b) { return detail::make_binary<ops::pow_op>(a, b); }
+template <class A, class B> requires ops::binary_operands<A, B>
+auto pow(const A& a, const B& b) { return ops::make_binary<ops::pow_op>(a, b); }
 /// Elementwise larger of a and b.
-template <class A, class B> requires detail::binary_operands<A, B>
-auto maximum(const A& a, const B& b) { return detail::make_binary<ops::maximum_op>(a, b); }
+template <class A, class B> requires ops::binary_operands<A, B>
+auto maximum(const A& a, const B& b) { return ops::make_binary<ops::maximum_op>(a, b); }
 /// Elementwise smaller of a and b.
-template <class A, class B> requires detail::binary_operands<A, B>
-auto minimum(const A& a, const B& b) { return detail::make_binary<ops::minimum_op>(a, b); }
+template <class A, class B> requires ops::binary_operands<A, B>
+auto minimum(const A& a, const B& b) { return ops::make_binary<ops::minimum_op>(a, b); }
 /// a == b elementwise (bool).
-template <class A, class B> requires detail::binary_operands<A, B>
-auto equal(const A& a, const B& b) { return detail::make_binary<ops::equal_op>(a, b); }
+template <class A, class B> requires ops::binary_operands<A, B>
+auto equal(const A& a, const B& b) { return ops::make_binary<ops::equal_op>(a, b); }
 /// a != b elementwise (bool).
-template <class A, class B> requires detail::binary_operands<A, B>
-auto not_equal(const A& a, const B& b) { return detail::make_binary<ops::not_equal_op>(a, b); }
+template <class A, class B> requires ops::binary_operands<A, B>
+auto not_equal(const A& a, const B& b) { return ops::make_binary<ops::not_equal_op>(a, b); }
 /// a < b elementwise (bool).
-template <class A, class B> requires detail::binary_operands<A, B>
-auto less(const A& a, const B& b) { return detail::make_binary<ops::less_op>(a, b); }
+template <class A, class B> requires ops::binary_operands<A, B>
+auto less(const A& a, const B& b) { return ops::make_binary<ops::less_op>(a, b); }
 /// a <= b elementwise (bool).
-template <class A, class B> requires detail::binary_operands<A, B>
-auto less_equal(const A& a, const B& b) { return detail::make_binary<ops::less_equal_op>(a, b); }
+template <class A, class B> requires ops::binary_operands<A, B>
+auto less_equal(const A& a, const B& b) { return ops::make_binary<ops::less_equal_op>(a, b); }
 /// a > b elementwise (bool).
-template <class A, class B> requires detail::binary_operands<A, B>
-auto greater(const A& a, const B& b) { return detail::make_binary<ops::greater_op>(a, b); }
+template <class A, class B> requires ops::binary_operands<A, B>
+auto greater(const A& a, const B& b) { return ops::make_binary<ops::greater_op>(a, b); }
 /// a >= b elementwise (bool).
-template <class A, class B> requires detail::binary_operands<A, B>
-auto greater_equal(const A& a, const B& b) { return detail::make_binary<ops::greater_equal_op>(a, b); }
+template <class A, class B> requires ops::binary_operands<A, B>
+auto greater_equal(const A& a, const B& b) { return ops::make_binary<ops::greater_equal_op>(a, b); }
 /// a and b elementwise on bool tensors.
-template <class A, class B> requires detail::binary_operands<A, B>
-auto logical_and(const A& a, const B& b) { return detail::make_binary<ops::logical_and_op>(a, b); }
+template <class A, class B> requires ops::binary_operands<A, B>
+auto logical_and(const A& a, const B& b) { return ops::make_binary<ops::logical_and_op>(a, b); }
 /// a or b elementwise on bool tensors.
-template <class A, class B> requires detail::binary_operands<A, B>
-auto logical_or(const A& a, const B& b) { return detail::make_binary<ops::logical_or_op>(a, b); }
+template <class A, class B> requires ops::binary_operands<A, B>
+auto logical_or(const A& a, const B& b) { return ops::make_binary<ops::logical_or_op>(a, b); }
 /// a xor b elementwise on bool tensors.
-template <class A, class B> requires detail::binary_operands<A, B>
-auto logical_xor(const A& a, const B& b) { return detail::make_binary<ops::logical_xor_op>(a, b); }
+template <class A, class B> requires ops::binary_operands<A, B>
+auto logical_xor(const A& a, const B& b) { return ops::make_binary<ops::logical_xor_op>(a, b); }
 
 /// TensorFlow's `/`: integers are converted to float64 first (int32 / int32 gives float64).
-template <class A, class B> requires detail::binary_operands<A, B>
+template <class A, class B> requires ops::binary_operands<A, B>
 auto truediv(const A& a, const B& b);
 
 /// Elements of a where cond is true, else of b; a and b may be C++ scalars.
@@ -320,13 +320,13 @@ template <tensor_like C, class A, class B>
 auto where(const C& cond, const A& a, const B& b) {
   static_assert(std::same_as<value_type_of<C>, bool>, "fg::where: the condition must be a bool tensor (for example x > 0)");
   static_assert(tensor_like<A> || tensor_like<B>, "fg::where: give at least one of the two branches as a tensor");
-  using T = typename detail::common_value<A, B>::type;
+  using T = typename ops::common_value<A, B>::type;
   if constexpr (tensor_like<A> && tensor_like<B>)
     static_assert(std::same_as<value_type_of<A>, value_type_of<B>>,
                   "fg::where: both branches must have one element type; convert one with fg::cast<T>(x)");
-  auto oa = detail::operand_as<T>(a);
-  auto ob = detail::operand_as<T>(b);
-  auto oc = detail::to_operand(cond);
+  auto oa = ops::operand_as<T>(a);
+  auto ob = ops::operand_as<T>(b);
+  auto oc = ops::to_operand(cond);
   return expr::node<ops::where_op, decltype(oc), decltype(oa), decltype(ob)>({}, oc, oa, ob);
 }
 
@@ -335,12 +335,12 @@ auto where(const C& cond, const A& a, const B& b) {
 /// does (Note [float to integer]); integers to narrower integers wrap; nonzero to true.
 template <element_type U, tensor_like X>
 auto cast(const X& x) {
-  return expr::node<ops::cast_op<U>, detail::operand_t<X>>({}, detail::to_operand(x));
+  return expr::node<ops::cast_op<U>, ops::operand_t<X>>({}, ops::to_operand(x));
 }
 
-template <class A, class B> requires detail::binary_operands<A, B>
+template <class A, class B> requires ops::binary_operands<A, B>
 auto truediv(const A& a, const B& b) {
-  using T = typename detail::common_value<A, B>::type;
+  using T = typename ops::common_value<A, B>::type;
   if constexpr (std::floating_point<T>) {
     return divide(a, b);
   } else {
@@ -356,32 +356,32 @@ auto truediv(const A& a, const B& b) {
 template <tensor_like X, class L, class H>
 auto clip_by_value(const X& x, const L& lo, const H& hi) { return minimum(maximum(x, lo), hi); }
 
-template <class A, class B> requires detail::binary_operands<A, B>
+template <class A, class B> requires ops::binary_operands<A, B>
 auto operator+(const A& a, const B& b) { return add(a, b); }
-template <class A, class B> requires detail::binary_operands<A, B>
+template <class A, class B> requires ops::binary_operands<A, B>
 auto operator-(const A& a, const B& b) { return subtract(a, b); }
-template <class A, class B> requires detail::binary_operands<A, B>
+template <class A, class B> requires ops::binary_operands<A, B>
 auto operator*(const A& a, const B& b) { return multiply(a, b); }
-template <class A, class B> requires detail::binary_operands<A, B>
+template <class A, class B> requires ops::binary_operands<A, B>
 auto operator/(const A& a, const B& b) { return divide(a, b); }
-template <class A, class B> requires detail::binary_operands<A, B>
+template <class A, class B> requires ops::binary_operands<A, B>
 auto operator%(const A& a, const B& b) { return mod(a, b); }
-template <class A, class B> requires detail::binary_operands<A, B>
+template <class A, class B> requires ops::binary_operands<A, B>
 auto operator==(const A& a, const B& b) { return equal(a, b); }
-template <class A, class B> requires detail::binary_operands<A, B>
+template <class A, class B> requires ops::binary_operands<A, B>
 auto operator!=(const A& a, const B& b) { return not_equal(a, b); }
-template <class A, class B> requires detail::binary_operands<A, B>
+template <class A, class B> requires ops::binary_operands<A, B>
 auto operator<(const A& a, const B& b) { return less(a, b); }
-template <class A, class B> requires detail::binary_operands<A, B>
+template <class A, class B> requires ops::binary_operands<A, B>
 auto operator<=(const A& a, const B& b) { return less_equal(a, b); }
-template <class A, class B> requires detail::binary_operands<A, B>
+template <class A, class B> requires ops::binary_operands<A, B>
 auto operator>(const A& a, const B& b) { return greater(a, b); }
-template <class A, class B> requires detail::binary_operands<A, B>
+template <class A, class B> requires ops::binary_operands<A, B>
 auto operator>=(const A& a, const B& b) { return greater_equal(a, b); }
-template <class A, class B> requires detail::binary_operands<A, B>
+template <class A, class B> requires ops::binary_operands<A, B>
 auto operator&(const A& a, const B& b) { return logical_and(a, b); }
-template <class A, class B> requires detail::binary_operands<A, B>
+template <class A, class B> requires ops::binary_operands<A, B>
 auto operator|(const A& a, const B& b) { return logical_or(a, b); }
-template <class A, class B> requires detail::binary_operands<A, B>
+template <class A, class B> requires ops::binary_operands<A, B>
 auto operator^(const A& a, const B& b) { return logical_xor(a, b); }
 }  // namespace fusegrad

@@ -10,17 +10,17 @@
 
 namespace fusegrad {
 
-namespace detail {
+namespace ops {
 template <class X> struct is_tensor : std::false_type {};
 template <class T> struct is_tensor<tensor<T>> : std::true_type {};
 template <class X> struct is_variable : std::false_type {};
 template <class T> struct is_variable<variable<T>> : std::true_type {};
-}  // namespace detail
+}  // namespace ops
 
 /// A tensor, a variable, or a lazy expression: anything fusegrad's ops take as a tensor operand.
 template <class X>
-concept tensor_like = detail::is_tensor<std::remove_cvref_t<X>>::value ||
-                      detail::is_variable<std::remove_cvref_t<X>>::value ||
+concept tensor_like = ops::is_tensor<std::remove_cvref_t<X>>::value ||
+                      ops::is_variable<std::remove_cvref_t<X>>::value ||
                       expr::operand<std::remove_cvref_t<X>>;
 
 /// A C++ arithmetic scalar, which takes the element type of the tensor it meets.
@@ -36,7 +36,7 @@ using value_type_of = typename std::remove_cvref_t<X>::value_type;
 template <tensor_like X>
 tensor<value_type_of<X>> eval(const X& x);
 
-namespace detail {
+namespace ops {
 template <class T> expr::leaf<T> to_operand(const tensor<T>& t) {
   FG_CHECK(t.defined(), value_error,
            "fusegrad: an undefined tensor (for example an unconnected gradient) cannot be used in an op");
@@ -113,5 +113,5 @@ struct op_traits {
 };
 /// Marks a derivative that is identically zero (expr/node.hpp).
 using expr::zero_grad;
-}  // namespace detail
+}  // namespace ops
 }  // namespace fusegrad

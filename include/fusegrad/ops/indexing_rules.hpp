@@ -44,7 +44,7 @@ struct gather_rule : gather_plan {
   explicit gather_rule(long ax) : axis(ax) {}
   fg::shape shape(const fg::shape& p, const fg::shape& idx) {
     FG_CHECK(p.rank() > 0, shape_error, "fg::gather: params must have rank >= 1, got a scalar");
-    return plan(p, idx, detail::normalize_axis(axis, p.rank(), "gather"));
+    return plan(p, idx, core::normalize_axis(axis, p.rank(), "gather"));
   }
   template <class T, class Ix>
   void host(T* dst, const tensor<T>& p, const tensor<Ix>& idx) const {
@@ -89,13 +89,13 @@ struct gather_grad_rule : gather_plan {
   tensor<Ix> saved(const tensor<T>&, const tensor<T>&, const tensor<Ix>& idx) const { return idx; }
   template <class T, class Ix>
   std::array<tensor<T>, 1> backward(const tensor<T>& gg, std::span<const bool>, const tensor<Ix>& idx) const {
-    return {detail::run_boundary<T>(gather_rule(static_cast<long>(a)), gg, idx)};
+    return {ops::run_boundary<T>(gather_rule(static_cast<long>(a)), gg, idx)};
   }
 };
 
 template <class T, class Ix>
 std::array<tensor<T>, 1> gather_rule::backward(const tensor<T>& g, std::span<const bool>, const tensor<Ix>& idx) const {
-  return {detail::run_boundary<T>(gather_grad_rule(*this), g, idx)};
+  return {ops::run_boundary<T>(gather_grad_rule(*this), g, idx)};
 }
 
 /// A one-hot encoding of integer indices: shape indices.shape + (depth,), `on` at each index and

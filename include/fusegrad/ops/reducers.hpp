@@ -30,7 +30,7 @@ template <class T> struct sum_reducer {
   using acc = std::conditional_t<std::is_same_v<T, float>, double, T>;
   FG_HD static constexpr T identity() { return T(0); }
   template <class V> FG_HD static V combine(V a, V b) {
-    if constexpr (fg::detail::signed_integer<V>) return fg::detail::wrapping_add(a, b);  // Note [integer wraparound]
+    if constexpr (fg::core::signed_integer<V>) return fg::core::wrapping_add(a, b);  // Note [integer wraparound]
     else return a + b;
   }
   template <class B> static T horizontal(B b) { return hadd(b); }  // xsimd's, by argument-dependent lookup
@@ -40,7 +40,7 @@ template <class T> struct prod_reducer {
   using acc = T;
   FG_HD static constexpr T identity() { return T(1); }
   template <class V> FG_HD static V combine(V a, V b) {
-    if constexpr (fg::detail::signed_integer<V>) return fg::detail::wrapping_mul(a, b);
+    if constexpr (fg::core::signed_integer<V>) return fg::core::wrapping_mul(a, b);
     else return a * b;
   }
   template <class B> static T horizontal(B b) { return fold_lanes<prod_reducer>(b); }

@@ -22,7 +22,7 @@ struct scan_plan {
   scan_plan(long ax, bool excl, bool rev) : axis(ax), exclusive(excl), reverse(rev) {}
   fg::shape plan(const fg::shape& s, const char* op) {
     FG_CHECK(s.rank() > 0, shape_error, "fg::", op, ": needs a tensor of rank >= 1, got a scalar; reshape it to (1,) first");
-    const std::size_t a = detail::normalize_axis(axis, s.rank(), op);
+    const std::size_t a = core::normalize_axis(axis, s.rank(), op);
     for (std::size_t d = 0; d < a; ++d) outer *= s[d];
     for (std::size_t d = a + 1; d < s.rank(); ++d) inner *= s[d];
     n = s[a];

@@ -13,38 +13,38 @@
 #include "strided_walk.hpp"
 
 namespace fusegrad {
-namespace detail {
+namespace ops {
 /// "[1, 0, 2]": a list of integers for error messages.
 inline std::string list_str(std::span<const long> v) {
   std::string s = "[";
   for (std::size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + std::to_string(v[i]);
   return s + "]";
 }
-}  // namespace detail
+}  // namespace ops
 
 namespace ops {
 /// Axis d of the result is axis perm[d] of the operand (negative counts from the end).
 struct transpose_rule {
   static constexpr const char* name = "transpose";
   std::vector<long> perm{};
-  detail::strided_walk w{};
+  ops::strided_walk w{};
   std::vector<long> inverse{};
   bool identity = true;
 
   fg::shape shape(const fg::shape& s) {
     const std::size_t r = s.rank();
-    FG_CHECK(perm.size() == r, shape_error, "fg::transpose: perm ", detail::list_str(perm), " has ", perm.size(),
+    FG_CHECK(perm.size() == r, shape_error, "fg::transpose: perm ", ops::list_str(perm), " has ", perm.size(),
              " entries but the tensor has shape ", s, " (rank ", r, "); give one entry per axis");
     std::vector<std::size_t> p(r);
     std::vector<bool> seen(r, false);
     for (std::size_t d = 0; d < r; ++d) {
-      p[d] = detail::normalize_axis(perm[d], r, "transpose");
-      FG_CHECK(!seen[p[d]], shape_error, "fg::transpose: perm ", detail::list_str(perm), " names axis ", p[d],
+      p[d] = core::normalize_axis(perm[d], r, "transpose");
+      FG_CHECK(!seen[p[d]], shape_error, "fg::transpose: perm ", ops::list_str(perm), " names axis ", p[d],
                " twice; it must be a permutation of 0 .. ", r - 1);
       seen[p[d]] = true;
       identity = identity && p[d] == d;
     }
-    const auto st = detail::contiguous_strides(s);
+    const auto st = core::contiguous_strides(s);
     fg::shape out;
     inverse.assign(r, 0);
     for (std::size_t d = 0; d < r; ++d) {
@@ -56,7 +56,7 @@ struct transpose_rule {
   }
   bool forwards_operand() const { return identity; }  // same buffer, new identity, recorded
   template <class T>
-  void host(T* out, const tensor<T>& x) const { detail::copy_walk(w, x.data(), out); }
+  void host(T* out, const tensor<T>& x) const { ops::copy_walk(w, x.data(), out); }
   template <class T>
   std::array<tensor<T>, 1> backward(const tensor<T>& g, std::span<const bool>) const { return {transpose(g, inverse)}; }
 };
@@ -66,17 +66,17 @@ struct broadcast_to_rule {
   static constexpr const char* name = "broadcast_to";
   fg::shape target{};
   fg::shape in{};
-  detail::strided_walk w{};
+  ops::strided_walk w{};
 
   fg::shape shape(const fg::shape& x) {
     const fg::shape& s = target;
     in = x;
-    detail::checked_elements(s, "broadcast_to");
+    core::checked_elements(s, "broadcast_to");
     FG_CHECK(s.rank() >= in.rank(), shape_error, "fg::broadcast_to: cannot broadcast shape ", in, " to ", s,
              ": the target has fewer dimensions; give a target of rank >= ", in.rank());
     if (s == in) return s;
     const std::size_t off = s.rank() - in.rank();
-    const auto st = detail::contiguous_strides(in);
+    const auto st = core::contiguous_strides(in);
     for (std::size_t d = 0; d < s.rank(); ++d) {
       const std::size_t di = d < off ? 1 : in[d - off];
       FG_CHECK(di == s[d] || di == 1, shape_error, "fg::broadcast_to: cannot broadcast shape ", in, " to ", s,
@@ -88,7 +88,7 @@ struct broadcast_to_rule {
   }
   bool forwards_operand() const { return target == in; }
   template <class T>
-  void host(T* out, const tensor<T>& x) const { detail::copy_walk(w, x.data(), out); }
+  void host(T* out, const tensor<T>& x) const { ops::copy_walk(w, x.data(), out); }
   template <class T>
   std::array<tensor<T>, 1> backward(const tensor<T>& g, std::span<const bool>) const {
     const std::size_t off = target.rank() - in.rank();
@@ -105,13 +105,13 @@ struct tile_rule {
   static constexpr const char* name = "tile";
   std::vector<long> multiples{};
   fg::shape in{};
-  detail::strided_walk w{};  // axis d becomes (copy, position): strides 0 and the operand's
+  ops::strided_walk w{};  // axis d becomes (copy, position): strides 0 and the operand's
 
   fg::shape shape(const fg::shape& s) {
     in = s;
-    FG_CHECK(multiples.size() == s.rank(), shape_error, "fg::tile: multiples ", detail::list_str(multiples), " has ",
+    FG_CHECK(multiples.size() == s.rank(), shape_error, "fg::tile: multiples ", ops::list_str(multiples), " has ",
              multiples.size(), " entries but the tensor has shape ", s, " (rank ", s.rank(), "); give one per axis");
-    const auto st = detail::contiguous_strides(s);
+    const auto st = core::contiguous_strides(s);
     fg::shape out;
     for (std::size_t d = 0; d < s.rank(); ++d) {
       FG_CHECK(multiples[d] >= 0, value_error, "fg::tile: multiple ", multiples[d], " for axis ", d,
@@ -121,13 +121,13 @@ struct tile_rule {
       w.push(s[d], st[d]);
       out.push_back(m * s[d]);  // wraps only when the check below fails
     }
-    detail::checked_product(w.dims, "tile", [&] {
-      return detail::cat("the result of tiling shape ", s, " by multiples ", detail::list_str(multiples));
+    core::checked_product(w.dims, "tile", [&] {
+      return core::cat("the result of tiling shape ", s, " by multiples ", ops::list_str(multiples));
     });
     return out;
   }
   template <class T>
-  void host(T* out, const tensor<T>& x) const { detail::copy_walk(w, x.data(), out); }
+  void host(T* out, const tensor<T>& x) const { ops::copy_walk(w, x.data(), out); }
   template <class T>
   std::array<tensor<T>, 1> backward(const tensor<T>& g, std::span<const bool>) const {
     // One axis at a time, so the split shape has rank + 1 at most.
@@ -147,7 +147,7 @@ struct tile_rule {
 /// Its gradient is slice_grad_rule over the same walk.
 struct slice_rule {
   static constexpr const char* name = "slice";
-  detail::strided_walk w{};
+  ops::strided_walk w{};
   fg::shape out{};
   fg::shape in{};
 
@@ -156,7 +156,7 @@ struct slice_rule {
     return out;
   }
   template <class T>
-  void host(T* dst, const tensor<T>& x) const { detail::copy_walk(w, x.data(), dst); }
+  void host(T* dst, const tensor<T>& x) const { ops::copy_walk(w, x.data(), dst); }
   template <class T>
   std::array<tensor<T>, 1> backward(const tensor<T>& g, std::span<const bool>) const;
 };
@@ -165,7 +165,7 @@ struct slice_rule {
 /// The gradient of slice_rule, with slice_rule as its own gradient.
 struct slice_grad_rule {
   static constexpr const char* name = "slice_grad";
-  detail::strided_walk w{};
+  ops::strided_walk w{};
   fg::shape in{};
   fg::shape out{};
 
@@ -177,17 +177,17 @@ struct slice_grad_rule {
   void host(T* dst, const tensor<T>& g) const {
     std::fill(dst, dst + in.elements(), T(0));
     const T* src = g.data();
-    detail::walk(w, [&](std::size_t k, index_t s) { dst[s] = src[k]; });
+    ops::walk(w, [&](std::size_t k, index_t s) { dst[s] = src[k]; });
   }
   template <class T>
   std::array<tensor<T>, 1> backward(const tensor<T>& gg, std::span<const bool>) const {
-    return {detail::run_boundary<T>(slice_rule{.w = w, .out = out}, gg)};
+    return {ops::run_boundary<T>(slice_rule{.w = w, .out = out}, gg)};
   }
 };
 
 template <class T>
 std::array<tensor<T>, 1> slice_rule::backward(const tensor<T>& g, std::span<const bool>) const {
-  return {detail::run_boundary<T>(slice_grad_rule{.w = w, .in = in}, g)};
+  return {ops::run_boundary<T>(slice_grad_rule{.w = w, .in = in}, g)};
 }
 
 /// The operands joined along `axis`: one rank, equal dimensions except along axis. Each
@@ -202,7 +202,7 @@ struct concat_rule {
     const fg::shape& s0 = ss[0];
     FG_CHECK(s0.rank() > 0, shape_error,
              "fg::concat: cannot concatenate rank-0 tensors (scalars); use fg::stack to make a vector of them");
-    a = detail::normalize_axis(axis, s0.rank(), "concat");
+    a = core::normalize_axis(axis, s0.rank(), "concat");
     std::size_t total = 0;
     for (std::size_t i = 0; i < ss.size(); ++i) {
       const fg::shape& si = ss[i];
@@ -214,8 +214,8 @@ struct concat_rule {
                  "); all dimensions except the concatenation axis ", a, " must match");
       begins.push_back(total);
       lens.push_back(si[a]);
-      total = detail::checked_sum(total, si[a], "concat",
-                                  [&] { return detail::cat("the result of joining tensor ", i, " of shape ", si); });
+      total = core::checked_sum(total, si[a], "concat",
+                                  [&] { return core::cat("the result of joining tensor ", i, " of shape ", si); });
     }
     fg::shape out = s0;
     out[a] = total;
@@ -238,7 +238,8 @@ struct concat_rule {
       if (!needed[i]) continue;
       fg::shape si = g.shape();
       si[a] = lens[i];
-      r[i] = detail::run_boundary<T>(slice_rule{.w = detail::axis_range_walk(g.shape(), a, begins[i], lens[i]), .out = si}, g);
+      r[i] =
+          ops::run_boundary<T>(slice_rule{.w = ops::axis_range_walk(g.shape(), a, begins[i], lens[i]), .out = si}, g);
     }
     return r;
   }

@@ -14,7 +14,7 @@
 
 #include "../core/shape.hpp"
 
-namespace fusegrad::detail {
+namespace fusegrad::ops {
 
 /// The source positions a strided copy visits, in row-major order of its result: element k at
 /// multi-index i reads offset + sum_d i_d * strides[d] (Note [strided walks]).
@@ -66,10 +66,10 @@ void copy_walk(const strided_walk& w, const T* src, T* dst) {
 
 /// The walk that takes elements begin .. begin + len of `axis` of a contiguous tensor of shape s.
 inline strided_walk axis_range_walk(const fg::shape& s, std::size_t axis, std::size_t begin, std::size_t len) {
-  const auto st = contiguous_strides(s);
+  const auto st = core::contiguous_strides(s);
   strided_walk w;
   w.offset = static_cast<index_t>(begin) * st[axis];
   for (std::size_t d = 0; d < s.rank(); ++d) w.push(d == axis ? len : s[d], st[d]);
   return w;
 }
-}  // namespace fusegrad::detail
+}  // namespace fusegrad::ops

@@ -21,8 +21,6 @@
 
 namespace fusegrad {
 namespace ops {
-using detail::op_traits;
-using detail::zero_grad;
 
 struct float_op : op_traits { static constexpr bool floating_only = true; };
 
@@ -30,7 +28,7 @@ struct negative_op : op_traits {
   static constexpr const char* name = "negative";
   // -0.0 - x, not 0 - x: the negation of +0.0 is -0.0 (xsimd's batch negation computes 0 - x).
   template <class V> FG_HD V operator()(V x) const {
-    if constexpr (fusegrad::detail::signed_integer<V>) return fusegrad::detail::wrapping_neg(x);
+    if constexpr (fusegrad::core::signed_integer<V>) return fusegrad::core::wrapping_neg(x);
     else return V(-0.0) - x;
   }
   template <std::size_t, class G, class X> static auto vjp(const G& g, const X&) { return -g; }
@@ -40,7 +38,7 @@ struct abs_op : op_traits {
   // abs of the integer minimum is the minimum (Note [integer wraparound]).
   template <class V> FG_HD V operator()(V x) const {
     using std::abs;
-    if constexpr (fusegrad::detail::signed_integer<V>) return fusegrad::detail::wrapping_abs(x);
+    if constexpr (fusegrad::core::signed_integer<V>) return fusegrad::core::wrapping_abs(x);
     else return abs(x);
   }
   template <std::size_t, class G, class X> static auto vjp(const G& g, const X& x) { return g * sign(x); }
@@ -107,7 +105,7 @@ struct rsqrt_op : float_op {
 struct square_op : op_traits {
   static constexpr const char* name = "square";
   template <class V> FG_HD V operator()(V x) const {
-    if constexpr (fusegrad::detail::signed_integer<V>) return fusegrad::detail::wrapping_mul(x, x);
+    if constexpr (fusegrad::core::signed_integer<V>) return fusegrad::core::wrapping_mul(x, x);
     else return x * x;
   }
   template <std::size_t, class G, class X> static auto vjp(const G& g, const X& x) { return g * (2 * x); }
@@ -212,53 +210,53 @@ struct logical_not_op : op_traits {
 }  // namespace ops
 
 /// -x elementwise.
-template <tensor_like X> auto negative(const X& x) { return detail::make_unary<ops::negative_op>(x); }
+template <tensor_like X> auto negative(const X& x) { return ops::make_unary<ops::negative_op>(x); }
 /// |x| elementwise.
-template <tensor_like X> auto abs(const X& x) { return detail::make_unary<ops::abs_op>(x); }
+template <tensor_like X> auto abs(const X& x) { return ops::make_unary<ops::abs_op>(x); }
 /// -1, 0 or 1 by the sign of x (0 keeps its sign bit; NaN stays NaN).
-template <tensor_like X> auto sign(const X& x) { return detail::make_unary<ops::sign_op>(x); }
+template <tensor_like X> auto sign(const X& x) { return ops::make_unary<ops::sign_op>(x); }
 /// e^x.
-template <tensor_like X> auto exp(const X& x) { return detail::make_unary<ops::exp_op>(x); }
+template <tensor_like X> auto exp(const X& x) { return ops::make_unary<ops::exp_op>(x); }
 /// e^x - 1, accurate near 0.
-template <tensor_like X> auto expm1(const X& x) { return detail::make_unary<ops::expm1_op>(x); }
+template <tensor_like X> auto expm1(const X& x) { return ops::make_unary<ops::expm1_op>(x); }
 /// Natural logarithm.
-template <tensor_like X> auto log(const X& x) { return detail::make_unary<ops::log_op>(x); }
+template <tensor_like X> auto log(const X& x) { return ops::make_unary<ops::log_op>(x); }
 /// log(1 + x), accurate near 0.
-template <tensor_like X> auto log1p(const X& x) { return detail::make_unary<ops::log1p_op>(x); }
+template <tensor_like X> auto log1p(const X& x) { return ops::make_unary<ops::log1p_op>(x); }
 /// Square root.
-template <tensor_like X> auto sqrt(const X& x) { return detail::make_unary<ops::sqrt_op>(x); }
+template <tensor_like X> auto sqrt(const X& x) { return ops::make_unary<ops::sqrt_op>(x); }
 /// 1 / sqrt(x).
-template <tensor_like X> auto rsqrt(const X& x) { return detail::make_unary<ops::rsqrt_op>(x); }
+template <tensor_like X> auto rsqrt(const X& x) { return ops::make_unary<ops::rsqrt_op>(x); }
 /// x * x.
-template <tensor_like X> auto square(const X& x) { return detail::make_unary<ops::square_op>(x); }
+template <tensor_like X> auto square(const X& x) { return ops::make_unary<ops::square_op>(x); }
 /// 1 / x.
-template <tensor_like X> auto reciprocal(const X& x) { return detail::make_unary<ops::reciprocal_op>(x); }
+template <tensor_like X> auto reciprocal(const X& x) { return ops::make_unary<ops::reciprocal_op>(x); }
 /// Sine.
-template <tensor_like X> auto sin(const X& x) { return detail::make_unary<ops::sin_op>(x); }
+template <tensor_like X> auto sin(const X& x) { return ops::make_unary<ops::sin_op>(x); }
 /// Cosine.
-template <tensor_like X> auto cos(const X& x) { return detail::make_unary<ops::cos_op>(x); }
+template <tensor_like X> auto cos(const X& x) { return ops::make_unary<ops::cos_op>(x); }
 /// Tangent.
-template <tensor_like X> auto tan(const X& x) { return detail::make_unary<ops::tan_op>(x); }
+template <tensor_like X> auto tan(const X& x) { return ops::make_unary<ops::tan_op>(x); }
 /// Hyperbolic tangent.
-template <tensor_like X> auto tanh(const X& x) { return detail::make_unary<ops::tanh_op>(x); }
+template <tensor_like X> auto tanh(const X& x) { return ops::make_unary<ops::tanh_op>(x); }
 /// 1 / (1 + e^-x).
-template <tensor_like X> auto sigmoid(const X& x) { return detail::make_unary<ops::sigmoid_op>(x); }
+template <tensor_like X> auto sigmoid(const X& x) { return ops::make_unary<ops::sigmoid_op>(x); }
 /// sigmoid(x) * (1 - sigmoid(x)), the derivative of sigmoid, with one exponential.
-template <tensor_like X> auto sigmoid_derivative(const X& x) { return detail::make_unary<ops::sigmoid_derivative_op>(x); }
+template <tensor_like X> auto sigmoid_derivative(const X& x) { return ops::make_unary<ops::sigmoid_derivative_op>(x); }
 /// log(1 + e^x), computed without overflow.
-template <tensor_like X> auto softplus(const X& x) { return detail::make_unary<ops::softplus_op>(x); }
+template <tensor_like X> auto softplus(const X& x) { return ops::make_unary<ops::softplus_op>(x); }
 /// max(x, 0).
-template <tensor_like X> auto relu(const X& x) { return detail::make_unary<ops::relu_op>(x); }
+template <tensor_like X> auto relu(const X& x) { return ops::make_unary<ops::relu_op>(x); }
 /// Largest integer not greater than x.
-template <tensor_like X> auto floor(const X& x) { return detail::make_unary<ops::floor_op>(x); }
+template <tensor_like X> auto floor(const X& x) { return ops::make_unary<ops::floor_op>(x); }
 /// Smallest integer not less than x.
-template <tensor_like X> auto ceil(const X& x) { return detail::make_unary<ops::ceil_op>(x); }
+template <tensor_like X> auto ceil(const X& x) { return ops::make_unary<ops::ceil_op>(x); }
 /// Nearest integer, halves to even.
-template <tensor_like X> auto round(const X& x) { return detail::make_unary<ops::round_op>(x); }
+template <tensor_like X> auto round(const X& x) { return ops::make_unary<ops::round_op>(x); }
 /// Elementwise not of a bool tensor.
 template <tensor_like X> auto logical_not(const X& x) {
   static_assert(std::same_as<value_type_of<X>, bool>, "fg::logical_not takes a bool tensor; compare first (x > 0)");
-  return detail::make_unary<ops::logical_not_op>(x);
+  return ops::make_unary<ops::logical_not_op>(x);
 }
 /// -x.
 template <tensor_like X> auto operator-(const X& x) { return negative(x); }

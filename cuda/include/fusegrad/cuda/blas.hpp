@@ -18,9 +18,9 @@ namespace fusegrad::cuda {
 inline void check_blas(cublasStatus_t status, const char* call, fg::device d) {
   if (status == CUBLAS_STATUS_SUCCESS) return;
   if (status == CUBLAS_STATUS_ALLOC_FAILED)
-    throw out_of_memory(fg::detail::cat("fusegrad: ", call, " on ", d.str(), " could not allocate its workspace"));
-  throw device_error(fg::detail::cat("fusegrad: ", call, " on ", d.str(), " failed: ", cublasGetStatusName(status),
-                                     " (", cublasGetStatusString(status), ")"));
+    throw out_of_memory(fg::core::cat("fusegrad: ", call, " on ", d.str(), " could not allocate its workspace"));
+  throw device_error(fg::core::cat("fusegrad: ", call, " on ", d.str(), " failed: ", cublasGetStatusName(status),
+                                   " (", cublasGetStatusString(status), ")"));
 }
 
 /// This thread's cuBLAS handle for GPU d, made on first use. Note [blas handles]: handles are

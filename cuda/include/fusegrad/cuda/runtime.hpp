@@ -21,9 +21,9 @@ inline void check(cudaError_t status, const char* call, fg::device d) {
   if (status == cudaSuccess) return;
   cudaGetLastError();  // reset the last-error state so later calls report their own status
   if (status == cudaErrorMemoryAllocation)
-    throw out_of_memory(fg::detail::cat("fusegrad: ", call, " on ", d.str(), " failed: ", cudaGetErrorString(status)));
-  throw device_error(fg::detail::cat("fusegrad: ", call, " on ", d.str(), " failed: ", cudaGetErrorName(status), " (",
-                                     cudaGetErrorString(status), ")"));
+    throw out_of_memory(fg::core::cat("fusegrad: ", call, " on ", d.str(), " failed: ", cudaGetErrorString(status)));
+  throw device_error(fg::core::cat("fusegrad: ", call, " on ", d.str(), " failed: ", cudaGetErrorName(status), " (",
+                                   cudaGetErrorString(status), ")"));
 }
 
 /// Makes GPU d current for its lifetime (kernels and allocations go to the current GPU).
@@ -111,8 +111,8 @@ inline void* allocate(std::size_t bytes, fg::device d) {
     std::size_t free_bytes = 0, total_bytes = 0;
     if (s == cudaErrorMemoryAllocation ||
         (cudaMemGetInfo(&free_bytes, &total_bytes) == cudaSuccess && bytes > free_bytes))
-      throw out_of_memory(fg::detail::cat("fusegrad: cannot allocate ", bytes, " bytes on ", d.str(),
-                                          " (out of device memory); free tensors or use smaller batches"));
+      throw out_of_memory(fg::core::cat("fusegrad: cannot allocate ", bytes, " bytes on ", d.str(),
+                                        " (out of device memory); free tensors or use smaller batches"));
     check(s, pool ? "cudaMallocAsync" : "cudaMalloc", d);
   }
   return p;
