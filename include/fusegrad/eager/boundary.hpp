@@ -3,8 +3,8 @@
 /// reduction (transpose, tile, broadcast_to, concat, slicing, gather, one_hot, the scans, matmul)
 /// runs through it from a small rules struct.
 /// Note [boundary ops]: a boundary op is written as one rules struct (ops/shape_rules.hpp,
-/// ops/indexing_rules.hpp, ops/scan_rules.hpp; eager/linalg.hpp for matmul, whose kernels need
-/// BLAS and the device evaluator) and a public function that builds it and calls
+/// ops/indexing_rules.hpp, ops/scan_rules.hpp, ops/linalg_rules.hpp) and a public function that
+/// builds it and calls
 /// ops::run_boundary<R>(rule, operands...). The runner, and nothing else, does the work
 /// every such op shares, in this order:
 /// 1. evaluates each operand (fg::eval) and throws value_error "fg::<name>: an operand is
@@ -14,9 +14,11 @@
 ///    and its parameters with its own messages and keeps what its kernels and backward need;
 /// 4. when the rule has `forwards_operand()` and it says so, returns the first operand under a
 ///    new identity (a recorded reshape, no copy);
-/// 5. allocates the result and runs `rule.device(out, operands...)` on the operands' device when
-///    the rule has a device kernel and that device is a GPU; otherwise `rule.host(out,
-///    operands...)` over host copies, the result moved back to the operands' device;
+/// 5. allocates the result and runs the rule's kernel: when the rule asks for a batch of matrix
+///    products (`rule.product()`, an ops::gemm_request), dispatch::run_gemm runs them where the
+///    operands live; else `rule.device(out, operands...)` on the operands' device when the rule
+///    has a device kernel and that device is a GPU; otherwise `rule.host(out, operands...)` over
+///    host copies, the result moved back to the operands' device;
 /// 6. for a floating R, records one tape entry whose inputs are the first
 ///    `Rule::differentiable` operands (all by default; 0 records nothing) and whose backward is
 ///    `rule.backward(g, needed)`, or `rule.backward(g, needed, s)` where the rule keeps
@@ -24,7 +26,7 @@
 ///    with fusegrad's public functions, called unqualified so the rules header need not include
 ///    this floor, so it is recorded in turn and gives gradients of every order.
 /// The rules members: `name` (a string literal: messages and the tape name the op by it),
-/// `shape`, `host`, `backward`; optionally `differentiable`, `saved`, `device`,
+/// `shape`, `host` (or `product`), `backward`; optionally `differentiable`, `saved`, `device`,
 /// `forwards_operand`. A run-time list of operands of one type (concat) is passed as a
 /// `std::vector<tensor<T>>`; its rules take a vector of shapes and a vector of host operands and
 /// return a vector of gradients (a host kernel only, nothing saved). A new op (conv2d, pooling) is one rules struct and its test:
@@ -38,6 +40,7 @@
 #include <vector>
 
 #include "../autodiff/record_op.hpp"
+#include "../eval/linalg.hpp"
 #include "../ops/boundary.hpp"
 #include "evaluate.hpp"
 #include "reshape.hpp"
@@ -54,6 +57,8 @@ template <class Rule>
 concept forwards_operands = requires(const Rule& r) { r.forwards_operand(); };
 template <class Rule, class R, class... T>
 concept has_device_kernel = requires(const Rule& r, R* p, const tensor<T>&... x) { r.device(p, x...); };
+template <class Rule>
+concept asks_product = requires(const Rule& r) { r.product(); };
 template <class Rule, class R, class... T>
 concept keeps_saved = requires(const Rule& r, const tensor<R>& y, const tensor<T>&... x) { r.saved(y, x...); };
 
@@ -74,15 +79,22 @@ tensor<R> run(Rule rule, const tensor<T>&... xs) {
   if constexpr (forwards_operands<Rule>)
     if (rule.forwards_operand()) return reshape(std::get<0>(std::tie(xs...)), out);
   tensor<R> y;
-  if constexpr (has_device_kernel<Rule, R, T...>)
-    if (d.is_gpu()) {
-      y = tensor<R>(out, d, rule.name);
-      rule.device(y.buffer()->data, xs...);
+  if constexpr (asks_product<Rule>) {
+    static_assert(sizeof...(T) == 2, "fusegrad: a rule that asks for a product takes two operands");
+    const auto& [a, b] = std::tie(xs...);
+    y = tensor<R>(out, d, rule.name);
+    dispatch::run_gemm<R>(rule.product(), a.data(), b.data(), y.buffer()->data, d);
+  } else {
+    if constexpr (has_device_kernel<Rule, R, T...>)
+      if (d.is_gpu()) {
+        y = tensor<R>(out, d, rule.name);
+        rule.device(y.buffer()->data, xs...);
+      }
+    if (!y.defined()) {
+      tensor<R> h(out, fg::device::cpu(), rule.name);
+      rule.host(h.buffer()->data, dispatch::host_operand(xs, rule.name)...);
+      y = h.to(d);
     }
-  if (!y.defined()) {
-    tensor<R> h(out, fg::device::cpu(), rule.name);
-    rule.host(h.buffer()->data, dispatch::host_operand(xs, rule.name)...);
-    y = h.to(d);
   }
   if constexpr (std::is_floating_point_v<R>)
     if (core::checking_numerics()) [[unlikely]]  // Note [numerics checks]

@@ -9,9 +9,11 @@
 #include <memory>
 #include <vector>
 
-#include "stop_gradient.hpp"
 #include "../eval/creation.hpp"
+#include "../ops/indexing_rules.hpp"
+#include "boundary.hpp"
 #include "reshape.hpp"
+#include "stop_gradient.hpp"
 
 namespace fusegrad {
 
@@ -218,47 +220,16 @@ tensor<bool> reduce_any(const X& x, const axes& ax = {}, bool keepdims = false) 
 template <tensor_like X>
 tensor<bool> any(const X& x, const axes& ax = {}, bool keepdims = false) { return reduce_any(x, ax, keepdims); }
 
-namespace eager {
-template <bool Max, class X>
-tensor<std::int64_t> arg_extremum(const X& x, long axis, const char* op) {
-  using T = value_type_of<X>;
-  const tensor<T> xt = eval(x);
-  const tensor<T> t = dispatch::host_operand(xt, op);  // a host kernel (docs/device.md)
-  FG_CHECK(t.rank() > 0, shape_error, "fg::", op, ": needs a tensor of rank >= 1, got a scalar");
-  const std::size_t a = core::normalize_axis(axis, t.rank(), op);
-  FG_CHECK(t.shape()[a] > 0, shape_error, "fg::", op, ": axis ", axis, " of shape ", t.shape(), " is empty");
-  fg::shape out;
-  std::size_t outer = 1, inner = 1;
-  for (std::size_t d = 0; d < t.rank(); ++d) {
-    if (d < a) outer *= t.shape()[d];
-    if (d > a) inner *= t.shape()[d];
-    if (d != a) out.push_back(t.shape()[d]);
-  }
-  const std::size_t n = t.shape()[a];
-  tensor<std::int64_t> r(out, fg::device::cpu());
-  const T* v = t.data();
-  for (std::size_t o = 0; o < outer; ++o)
-    for (std::size_t i = 0; i < inner; ++i) {
-      std::size_t best = 0;
-      const T* base = v + o * n * inner + i;
-      for (std::size_t k = 1; k < n; ++k) {
-        const T c = base[k * inner], b = base[best * inner];
-        if constexpr (std::is_floating_point_v<T>)
-          if (b != b) break;  // NaN wins, as in numpy
-        if ((Max ? c > b : c < b) || c != c) best = k;
-      }
-      r.buffer()->data[o * inner + i] = static_cast<std::int64_t>(best);
-    }
-  return r.to(xt.device());
-}
-}  // namespace eager
-
 /// Index of the largest element along axis (first on ties), as int64.
 template <tensor_like X>
-tensor<std::int64_t> argmax(const X& x, long axis = 0) { return eager::arg_extremum<true>(x, axis, "argmax"); }
+tensor<std::int64_t> argmax(const X& x, long axis = 0) {
+  return ops::run_boundary<std::int64_t>(ops::arg_extremum_rule<true>{.axis = axis}, x);
+}
 /// Index of the smallest element along axis (first on ties), as int64.
 template <tensor_like X>
-tensor<std::int64_t> argmin(const X& x, long axis = 0) { return eager::arg_extremum<false>(x, axis, "argmin"); }
+tensor<std::int64_t> argmin(const X& x, long axis = 0) {
+  return ops::run_boundary<std::int64_t>(ops::arg_extremum_rule<false>{.axis = axis}, x);
+}
 
 /// log(sum(exp(x))) over axes, computed stably by subtracting the maximum; its gradient is softmax.
 template <tensor_like X>

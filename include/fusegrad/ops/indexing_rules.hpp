@@ -1,11 +1,14 @@
 #pragma once
 /// \file (Used with <fusegrad/eager/boundary.hpp>, which runs these rules.) The rules of the
-/// indexing ops (Note [boundary ops]): gather, its scatter-add gradient, and one_hot.
+/// indexing ops (Note [boundary ops]): gather, its scatter-add gradient, one_hot, argmax and
+/// argmin.
 
 #include <algorithm>
 #include <array>
 #include <cstddef>
+#include <cstdint>
 #include <span>
+#include <type_traits>
 
 #include "boundary.hpp"
 
@@ -121,6 +124,46 @@ struct one_hot_rule {
       const Ix i = idx.data()[j];
       if (i >= 0 && i < depth) dst[j * d + static_cast<std::size_t>(i)] = on;
     }
+  }
+};
+
+/// The index of the largest (Max) or smallest element along an axis, first on ties, a NaN winning
+/// as in numpy; int64 indices, not differentiable.
+template <bool Max>
+struct arg_extremum_rule {
+  static constexpr const char* name = Max ? "argmax" : "argmin";
+  static constexpr std::size_t differentiable = 0;
+  long axis = 0;
+  std::size_t outer = 1, n = 0, inner = 1;
+
+  fg::shape shape(const fg::shape& s) {
+    FG_CHECK(s.rank() > 0, shape_error, "fg::", name, ": needs a tensor of rank >= 1, got a scalar");
+    const std::size_t a = core::normalize_axis(axis, s.rank(), name);
+    FG_CHECK(s[a] > 0, shape_error, "fg::", name, ": axis ", axis, " of shape ", s, " is empty");
+    fg::shape out;
+    for (std::size_t d = 0; d < s.rank(); ++d) {
+      if (d < a) outer *= s[d];
+      if (d > a) inner *= s[d];
+      if (d != a) out.push_back(s[d]);
+    }
+    n = s[a];
+    return out;
+  }
+  template <class T>
+  void host(std::int64_t* dst, const tensor<T>& t) const {
+    const T* v = t.data();
+    for (std::size_t o = 0; o < outer; ++o)
+      for (std::size_t i = 0; i < inner; ++i) {
+        std::size_t best = 0;
+        const T* base = v + o * n * inner + i;
+        for (std::size_t k = 1; k < n; ++k) {
+          const T c = base[k * inner], b = base[best * inner];
+          if constexpr (std::is_floating_point_v<T>)
+            if (b != b) break;  // NaN wins, as in numpy
+          if ((Max ? c > b : c < b) || c != c) best = k;
+        }
+        dst[o * inner + i] = static_cast<std::int64_t>(best);
+      }
   }
 };
 }  // namespace fusegrad::ops
