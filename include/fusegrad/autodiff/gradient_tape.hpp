@@ -344,6 +344,12 @@ class gradient_tape {
     return {t.id(), t.shape(), dtype_of<T>()};
   }
   template <class T> source source_of(const variable<T>& v) const;
+  /// The loop of jacobian() (b = 1) and batch_jacobian() (b examples): one backward pass per
+  /// element j of an example, seeded with a 1 at j in every example, each example's gradient
+  /// written to its rows of a Jacobian of shape js (autodiff/jacobian.hpp).
+  template <class T, class R>
+  tensor<T> jacobian_passes(const tensor<R>& y, const source& src, unconnected_gradients u, std::size_t b,
+                            const fg::shape& js, const char* op);
 
   void check_thread(const char* what) const {
     FG_CHECK(state_.owner == std::this_thread::get_id(), tape_error, "gradient_tape::", what,

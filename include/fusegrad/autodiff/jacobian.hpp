@@ -33,50 +33,11 @@ struct jacobian_scope {
 };
 }  // namespace autodiff
 
-template <class Y, class S>
-tensor<value_type_of<S>> gradient_tape::jacobian(const Y& target, const S& x, unconnected_gradients u) {
-  using R = value_type_of<Y>;
-  using T = value_type_of<S>;
-  check_thread("jacobian");
-  FG_CHECK(!state_.used || state_.persistent, tape_error,
-           "gradient_tape::jacobian: GradientTape.gradient can only be called once on non-persistent tapes");
-  const tensor<R> y = eval(target);
-  const source src = source_of(x);
-  fg::shape js = y.shape();
-  for (std::size_t d : src.shape) js.push_back(d);
-  tensor<T> jac = dispatch::filled<T>(js, T(0), fg::device::cpu(), "jacobian");
-  autodiff::jacobian_scope scope(state_);
-  for (std::size_t i = 0; i < y.size(); ++i) {
-    tensor<R> seed = fill<R>(y.shape(), R(0), fg::device::cpu());
-    seed.buffer()->data[i] = R(1);
-    tensor<T> g = std::move(gradient_impl(y, seed.to(y.device()), {src}, u)[0]).template as<T>();
-    if (!g.defined()) {
-      if (u == unconnected_gradients::none) return {};
-      continue;
-    }
-    const tensor<T> hg = dispatch::host_operand(g, "jacobian");
-    std::copy(hg.data(), hg.data() + hg.size(), jac.buffer()->data + i * src.shape.elements());
-  }
-  return jac.to(y.device());
-}
-
-template <class Y, class S>
-tensor<value_type_of<S>> gradient_tape::batch_jacobian(const Y& target, const S& x, unconnected_gradients u) {
-  using R = value_type_of<Y>;
-  using T = value_type_of<S>;
-  check_thread("batch_jacobian");
-  FG_CHECK(!state_.used || state_.persistent, tape_error,
-           "gradient_tape::batch_jacobian: GradientTape.gradient can only be called once on non-persistent tapes");
-  const tensor<R> y = eval(target);
-  const source src = source_of(x);
-  FG_CHECK(y.rank() >= 1 && src.shape.rank() >= 1 && y.shape()[0] == src.shape[0], shape_error,
-           "gradient_tape::batch_jacobian: target ", y.shape(), " and source ", src.shape,
-           " must both have the batch size as their first dimension");
-  const std::size_t b = y.shape()[0];
+template <class T, class R>
+tensor<T> gradient_tape::jacobian_passes(const tensor<R>& y, const source& src, unconnected_gradients u,
+                                         std::size_t b, const fg::shape& js, const char* op) {
   const std::size_t ye = b ? y.size() / b : 0, xe = b ? src.shape.elements() / b : 0;
-  fg::shape js = y.shape();
-  for (std::size_t d = 1; d < src.shape.rank(); ++d) js.push_back(src.shape[d]);
-  tensor<T> jac = dispatch::filled<T>(js, T(0), fg::device::cpu(), "batch_jacobian");
+  tensor<T> jac = dispatch::filled<T>(js, T(0), fg::device::cpu(), op);
   autodiff::jacobian_scope scope(state_);
   for (std::size_t j = 0; j < ye; ++j) {
     tensor<R> seed = fill<R>(y.shape(), R(0), fg::device::cpu());
@@ -86,10 +47,37 @@ tensor<value_type_of<S>> gradient_tape::batch_jacobian(const Y& target, const S&
       if (u == unconnected_gradients::none) return {};
       continue;
     }
-    const tensor<T> hg = dispatch::host_operand(g, "batch_jacobian");
+    const tensor<T> hg = dispatch::host_operand(g, op);
     for (std::size_t e = 0; e < b; ++e)
       std::copy(hg.data() + e * xe, hg.data() + (e + 1) * xe, jac.buffer()->data + (e * ye + j) * xe);
   }
   return jac.to(y.device());
+}
+
+template <class Y, class S>
+tensor<value_type_of<S>> gradient_tape::jacobian(const Y& target, const S& x, unconnected_gradients u) {
+  check_thread("jacobian");
+  FG_CHECK(!state_.used || state_.persistent, tape_error,
+           "gradient_tape::jacobian: GradientTape.gradient can only be called once on non-persistent tapes");
+  const tensor<value_type_of<Y>> y = eval(target);
+  const source src = source_of(x);
+  fg::shape js = y.shape();
+  for (std::size_t d : src.shape) js.push_back(d);
+  return jacobian_passes<value_type_of<S>>(y, src, u, 1, js, "jacobian");
+}
+
+template <class Y, class S>
+tensor<value_type_of<S>> gradient_tape::batch_jacobian(const Y& target, const S& x, unconnected_gradients u) {
+  check_thread("batch_jacobian");
+  FG_CHECK(!state_.used || state_.persistent, tape_error,
+           "gradient_tape::batch_jacobian: GradientTape.gradient can only be called once on non-persistent tapes");
+  const tensor<value_type_of<Y>> y = eval(target);
+  const source src = source_of(x);
+  FG_CHECK(y.rank() >= 1 && src.shape.rank() >= 1 && y.shape()[0] == src.shape[0], shape_error,
+           "gradient_tape::batch_jacobian: target ", y.shape(), " and source ", src.shape,
+           " must both have the batch size as their first dimension");
+  fg::shape js = y.shape();
+  for (std::size_t d = 1; d < src.shape.rank(); ++d) js.push_back(src.shape[d]);
+  return jacobian_passes<value_type_of<S>>(y, src, u, y.shape()[0], js, "batch_jacobian");
 }
 }  // namespace fusegrad

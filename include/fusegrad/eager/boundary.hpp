@@ -1,7 +1,7 @@
 #pragma once
 /// \file The boundary-op runner, ops::run_boundary: every op that is not elementwise and not a
-/// reduction (transpose, tile, broadcast_to, concat, slicing, gather, one_hot, the scans, matmul)
-/// runs through it from a small rules struct.
+/// reduction (transpose, tile, broadcast_to, concat, slicing, gather, one_hot, the scans, matmul,
+/// argmax, argmin) runs through it from a small rules struct.
 /// Note [boundary ops]: a boundary op is written as one rules struct (ops/shape_rules.hpp,
 /// ops/indexing_rules.hpp, ops/scan_rules.hpp, ops/linalg_rules.hpp) and a public function that
 /// builds it and calls
@@ -26,8 +26,8 @@
 ///    with fusegrad's public functions, called unqualified so the rules header need not include
 ///    this floor, so it is recorded in turn and gives gradients of every order.
 /// The rules members: `name` (a string literal: messages and the tape name the op by it),
-/// `shape`, `host` (or `product`), `backward`; optionally `differentiable`, `saved`, `device`,
-/// `forwards_operand`. A run-time list of operands of one type (concat) is passed as a
+/// `shape`, `host` (or `product`), `backward` (unless it differentiates nothing); optionally
+/// `differentiable`, `saved`, `device`, `forwards_operand`. A run-time list of operands of one type (concat) is passed as a
 /// `std::vector<tensor<T>>`; its rules take a vector of shapes and a vector of host operands and
 /// return a vector of gradients (a host kernel only, nothing saved). A new op (conv2d, pooling) is one rules struct and its test:
 /// the evaluators and the tape do not change.
