@@ -43,3 +43,18 @@ TEST_CASE("batch_jacobian checks that both sides are batched alike", "[jacobian]
   fg::tensor<double> y = fg::sum(x);
   CHECK_THROWS_AS(tape.batch_jacobian(y, x), std::invalid_argument);
 }
+
+TEST_CASE("jacobian and batch_jacobian refuse a non-persistent tape already used, naming themselves",
+          "[jacobian][errors]") {
+  fg::tensor<double> x = {{1.0, 2.0}};
+  for (const bool batch : {false, true}) {
+    fg::gradient_tape tape;
+    tape.watch(x);
+    fg::tensor<double> y = x * x;
+    (void)tape.gradient(fg::sum(y), x);  // uses the tape up
+    const std::string op = batch ? "gradient_tape::batch_jacobian: " : "gradient_tape::jacobian: ";
+    auto call = [&] { return batch ? tape.batch_jacobian(y, x) : tape.jacobian(y, x); };
+    CHECK_THROWS_AS(call(), fg::tape_error);
+    CHECK_THROWS_WITH(call(), op + "GradientTape.gradient can only be called once on non-persistent tapes");
+  }
+}

@@ -344,6 +344,13 @@ class gradient_tape {
     return {t.id(), t.shape(), dtype_of<T>()};
   }
   template <class T> source source_of(const variable<T>& v) const;
+  /// What jacobian() and batch_jacobian() (op) check before anything else: the thread, and that
+  /// a non-persistent tape has not been used.
+  void check_jacobian_call(const char* op) const {
+    check_thread(op);
+    FG_CHECK(!state_.used || state_.persistent, tape_error, "gradient_tape::", op,
+             ": GradientTape.gradient can only be called once on non-persistent tapes");
+  }
   /// The loop of jacobian() (b = 1) and batch_jacobian() (b examples): one backward pass per
   /// element j of an example, seeded with a 1 at j in every example, each example's gradient
   /// written to its rows of a Jacobian of shape js (autodiff/jacobian.hpp).

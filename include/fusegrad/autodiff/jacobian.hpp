@@ -56,9 +56,7 @@ tensor<T> gradient_tape::jacobian_passes(const tensor<R>& y, const source& src, 
 
 template <class Y, class S>
 tensor<value_type_of<S>> gradient_tape::jacobian(const Y& target, const S& x, unconnected_gradients u) {
-  check_thread("jacobian");
-  FG_CHECK(!state_.used || state_.persistent, tape_error,
-           "gradient_tape::jacobian: GradientTape.gradient can only be called once on non-persistent tapes");
+  check_jacobian_call("jacobian");
   const tensor<value_type_of<Y>> y = eval(target);
   const source src = source_of(x);
   fg::shape js = y.shape();
@@ -68,9 +66,7 @@ tensor<value_type_of<S>> gradient_tape::jacobian(const Y& target, const S& x, un
 
 template <class Y, class S>
 tensor<value_type_of<S>> gradient_tape::batch_jacobian(const Y& target, const S& x, unconnected_gradients u) {
-  check_thread("batch_jacobian");
-  FG_CHECK(!state_.used || state_.persistent, tape_error,
-           "gradient_tape::batch_jacobian: GradientTape.gradient can only be called once on non-persistent tapes");
+  check_jacobian_call("batch_jacobian");
   const tensor<value_type_of<Y>> y = eval(target);
   const source src = source_of(x);
   FG_CHECK(y.rank() >= 1 && src.shape.rank() >= 1 && y.shape()[0] == src.shape[0], shape_error,
