@@ -37,7 +37,7 @@ FLOOR_OF_NAMESPACE = {ns: FLOORS[folder] for folder, names in NAMESPACES.items()
 FORWARD_DECLARATIONS = {("core/fwd.hpp", "expr"), ("core/fwd.hpp", "ops")}
 
 COMMENT = re.compile(r"//[^\n]*|/\*.*?\*/|\"(?:\\.|[^\"\\\n])*\"", re.S)
-QUALIFIED = re.compile(r"(?<![\w:])((?:::)?(?:fusegrad|fg)::)?(detail|core|expr|ops|dispatch|host|device_eval|autodiff|eager)::")
+QUALIFIED = re.compile(r"(?<![\w:])((?:::)?(?:fusegrad|fg)::)?(" + "|".join(["detail", *FLOOR_OF_NAMESPACE]) + r")::")
 OPENED = re.compile(r"(?<![\w:])namespace\s+([\w:]+(?:\s*::\s*inline\s+\w+)?)\s*\{", re.M)
 
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
