@@ -13,7 +13,7 @@
 #if FUSEGRAD_CUDA_SYSTEM
 #include <fusegrad/cuda/blas.hpp>
 #else
-#include <cblas.h>
+#include "host_linalg.hpp"
 #endif
 
 namespace fusegrad::device_eval {
@@ -30,18 +30,10 @@ void gemm(bool ta, bool tb, std::size_t m, std::size_t n, std::size_t k, std::si
 #if FUSEGRAD_CUDA_SYSTEM
     cuda::gemm_batched<T>(ta, tb, m, n, k, batch, a, step_a, b, step_b, c, d);
 #else
-    // "/gpu:0" memory is host memory here: BLAS reads it in place (Note [device systems]).
-    const auto ca = ta ? CblasTrans : CblasNoTrans, cb = tb ? CblasTrans : CblasNoTrans;
-    const auto im = static_cast<blasint>(m), in = static_cast<blasint>(n), ik = static_cast<blasint>(k);
-    const auto lda = static_cast<blasint>(ta ? m : k), ldb = static_cast<blasint>(tb ? k : n);
-    for (std::size_t p = 0; p < batch; ++p) {
-      if constexpr (std::is_same_v<T, float>)
-        cblas_sgemm(CblasRowMajor, ca, cb, im, in, ik, 1.0f, a + p * step_a, lda, b + p * step_b, ldb, 0.0f,
-                    c + p * m * n, in);
-      else
-        cblas_dgemm(CblasRowMajor, ca, cb, im, in, ik, 1.0, a + p * step_a, lda, b + p * step_b, ldb, 0.0,
-                    c + p * m * n, in);
-    }
+    // "/gpu:0" memory is host memory here: the host's BLAS gemm reads it in place (Note [device
+    // systems]).
+    for (std::size_t p = 0; p < batch; ++p)
+      host::gemm<T>(ta, tb, m, n, k, a + p * step_a, b + p * step_b, c + p * m * n);
 #endif
   } else {
     const product_element<T> f{a, b, static_cast<index_t>(m), static_cast<index_t>(n), static_cast<index_t>(k),
