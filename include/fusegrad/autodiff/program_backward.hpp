@@ -419,8 +419,11 @@ inline void replay_backward(const expr::program& p, std::span<const core::any_te
                                                     in.op->arity > 1 ? value[in.args[1]] : core::any_tensor{},
                                                     in.op->arity > 2 ? value[in.args[2]] : core::any_tensor{}};
     for (std::size_t j = 0; j < in.op->arity; ++j) {
-      if (!needs[in.args[j]] || !in.op->eager_vjp[j]) continue;
-      core::any_tensor c = in.op->eager_vjp[j](adj[s], args);
+      if (!needs[in.args[j]] || !in.op->vjp_rule[j]) continue;
+      const expr::rule_program& rule = *in.op->vjp_rule[j]();
+      const core::any_tensor rule_in[expr::max_arity + 1] = {adj[s], args[0], args[1], args[2]};
+      core::any_tensor c = rule.pass >= 0 ? rule_in[rule.pass]
+                                          : run_op_by_op(rule.p, std::span(rule_in, in.op->arity + 1), rule.literals, sv);
       if (core::checking_numerics()) [[unlikely]]  // Note [numerics checks]
         if (const core::nonfinite f = core::find_nonfinite(c))
           throw value_error(core::cat("fg::debugging: the gradient of '", in.op->name, "' for its operand ", j,

@@ -3,6 +3,7 @@
 /// expr/program.hpp): what the backward engines run (autodiff/program_backward.hpp). Each
 /// table is compiled once per op and operand element types.
 
+#include <initializer_list>
 #include <tuple>
 #include <utility>
 
@@ -21,6 +22,9 @@ template <class E> const expr::program& program_of();
 
 template <class E>
 core::any_tensor run_expression_op_by_op(const E& e);
+
+template <class E>
+expr::rule_program rule_program_of(const E& rule, std::initializer_list<dtype> slot_types);
 
 /// The rules of Op over operands of element types V, as the functions of its op table.
 template <class Op, class... V>
@@ -92,12 +96,12 @@ struct op_rules {
     }();
     return &p;
   }
+  /// Operand I's vjp rule as a program (instantiates the tables of the ops it uses, not their
+  /// evaluation over tensors: the engines run it op by op).
   template <std::size_t I>
-  static core::any_tensor eager_vjp(const core::any_tensor& g, const core::any_tensor* a) {
-    return [&]<std::size_t... J>(std::index_sequence<J...>) -> core::any_tensor {
-      const auto e = Op{}.template vjp<I>(expr::leaf<R>{std::get<tensor<R>>(g)}, expr::leaf<V>{std::get<tensor<V>>(a[J])}...);
-      return run_expression_op_by_op(e);
-    }(seq{});
+  static const expr::rule_program* vjp_rule() {
+    static const expr::rule_program r = rule_program_of(slot_vjp<I>(), {dtype_of<R>(), dtype_of<V>()...});
+    return &r;
   }
 
   static expr::op_table make() {
@@ -122,7 +126,7 @@ struct op_rules {
     if constexpr (has_vjp<I>()) {
       t.vjp[I] = &vjp<I>;
       t.point_vjp[I] = &point_vjp<I>;
-      t.eager_vjp[I] = &eager_vjp<I>;
+      t.vjp_rule[I] = &vjp_rule<I>;
     }
   }
 };
@@ -134,10 +138,14 @@ const expr::op_table& table_of() {
   return t;
 }
 
+/// Appends E's ops to p; returns the slot of its result. A leaf takes the next leaf slot, a
+/// slot leaf (in a rule) the leaf slot it names, a literal the next literal slot.
 template <class E>
 std::uint16_t build_program(expr::program& p, std::uint16_t& leaf, std::uint16_t& lit) {
   using T = typename E::value_type;
-  if constexpr (expr::is_leaf<E>::value) {
+  if constexpr (expr::is_slot<E>::value) {
+    return static_cast<std::uint16_t>(expr::is_slot<E>::index);
+  } else if constexpr (expr::is_leaf<E>::value) {
     p.types[leaf] = dtype_of<T>();
     return leaf++;
   } else if constexpr (expr::is_literal<E>::value) {
@@ -169,6 +177,35 @@ const expr::program& program_of() {
     return q;
   }();
   return p;
+}
+
+/// Appends the literals of a rule (its slot leaves left out), depth-first, and their types.
+template <class E>
+void collect_rule_literals(const E& e, expr::rule_program& r) {
+  if constexpr (expr::is_slot<E>::value) {
+  } else if constexpr (expr::is_literal<E>::value) {
+    r.literals.push_back(core::cell::of(e.value));
+    r.p.types.push_back(dtype_of<typename E::value_type>());
+  } else if constexpr (expression<E>) {
+    fg::core::apply([&](const auto&... a) { (collect_rule_literals(a, r), ...); }, e.args);
+  }
+}
+
+/// The program of a derivative rule over slot leaves whose slots have the types given.
+template <class E>
+expr::rule_program rule_program_of(const E& rule, std::initializer_list<dtype> slot_types) {
+  expr::rule_program r;
+  if constexpr (expr::is_slot<E>::value) {
+    r.pass = static_cast<int>(expr::is_slot<E>::index);
+  } else {
+    r.p.leaves = static_cast<std::uint16_t>(slot_types.size());
+    r.p.types.assign(slot_types.begin(), slot_types.end());
+    collect_rule_literals(rule, r);
+    r.p.literals = static_cast<std::uint16_t>(r.literals.size());
+    std::uint16_t leaf = 0, lit = 0;
+    build_program<E>(r.p, leaf, lit);
+  }
+  return r;
 }
 
 /// Appends the literals of e, depth-first, as cells.

@@ -56,6 +56,10 @@ struct unit_literal : literal<T> {
 /// no shape, so the op's rules build nodes over it as cheaply as over numbers.
 template <class T, std::size_t J>
 struct slot_leaf : literal<T> {};
+template <class T> struct is_slot : std::false_type {};
+template <class T, std::size_t J> struct is_slot<slot_leaf<T, J>> : std::true_type {
+  static constexpr std::size_t index = J;
+};
 
 /// Marks a derivative that is identically zero (comparisons, floor...): pruned at compile time.
 struct zero_grad {};

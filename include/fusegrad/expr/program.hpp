@@ -6,9 +6,10 @@
 /// later (its backward step, the scalar path, op-by-op evaluation, higher orders, device
 /// replays) runs from its program: the leaves are numbered depth-first (positions, as in Note
 /// [fused backward]), then the literals, then the results of the ops in post-order. Each op's
-/// table holds its forward rule and its derivative rules as functions over blocks of elements,
-/// over single elements, and over tensors, so the code behind a program is instantiated once
-/// per op and element types, not once per expression.
+/// table holds its forward rule and its derivative rules as functions over blocks of elements
+/// and over single elements, and each derivative rule as a program of its own (a rule_program,
+/// run op by op over tensors), so the code behind a program is instantiated once per op and
+/// element types, not once per expression, and a rule costs no code of its own over tensors.
 
 #include <array>
 #include <cstdint>
@@ -22,6 +23,7 @@ namespace fusegrad::inline expr {
 inline constexpr std::size_t max_arity = 3;
 
 struct program;
+struct rule_program;
 
 /// What a program knows of one op applied to operands of given element types (Note [programs]).
 /// A null vjp entry: that operand gets no gradient (integer operands, comparisons, floor...).
@@ -40,9 +42,9 @@ struct op_table {
   std::array<core::cell (*)(core::cell g, const core::cell* args), max_arity> point_vjp;
   /// The op on device tensors, evaluated (and recorded) as an eager op; null without the device backend.
   core::any_tensor (*device_forward)(const core::any_tensor* args);
-  /// The vector-Jacobian product for operand j on tensors, evaluated op by op (recorded), in the
-  /// broadcast shape of g and the operands.
-  std::array<core::any_tensor (*)(const core::any_tensor& g, const core::any_tensor* args), max_arity> eager_vjp;
+  /// The vector-Jacobian product for operand j as a program (built on first use), which the
+  /// engines run op by op over tensors, recorded (higher orders, device replays).
+  std::array<const rule_program* (*)(), max_arity> vjp_rule;
   /// The program of this op alone over leaves 0 .. arity - 1.
   const program* (*unit)();
 };
@@ -63,5 +65,14 @@ struct program {
   std::size_t slots() const noexcept { return types.size(); }
   std::uint16_t result() const noexcept { return static_cast<std::uint16_t>(slots() - 1); }
   std::uint16_t first_instr() const noexcept { return static_cast<std::uint16_t>(leaves + literals); }
+};
+
+/// A derivative rule as a program over slots: leaf 0 the upstream gradient, leaves 1 .. arity
+/// the operands, then its literals, whose values it keeps. `pass`: the leaf the rule returns as
+/// it is when the rule is a bare operand (add's is g), or -1.
+struct rule_program {
+  program p;
+  std::vector<core::cell> literals;
+  int pass = -1;
 };
 }  // namespace fusegrad::expr
