@@ -113,6 +113,8 @@ PROGRAMS = {
     "fusegrad/eager/boundary.hpp": ([], "struct twice {  // a boundary op given by its rules: 2x of a one-element tensor\n  const char* name = \"twice\";\n  fg::shape shape(const fg::shape& s) { return s; }\n  void host(float* out, const fg::tensor<float>& x) const { out[0] = 2.f * x.data()[0]; }\n  std::array<fg::tensor<float>, 1> backward(const fg::tensor<float>& g, std::span<const bool>) const { return {g}; }\n};\n"
                                    "try { fusegrad::ops::run_boundary<float>(twice{}, fg::tensor<float>()); } catch (const fg::value_error&) { ok = true; }\n"
                                    "ok = ok && fusegrad::ops::run_boundary<float>(twice{}, fg::tensor<float>(3.f) + 1.f).item() == 8.f;"),
+    "fusegrad/eager/engines.hpp": ([], "fusegrad::autodiff::install_entry_engines();\n"
+                                  "ok = fusegrad::autodiff::engines().fused != nullptr && fusegrad::autodiff::engines().services != nullptr;"),
     "fusegrad/eager/reshape.hpp": ([], "ok = fg::reshape(fg::tensor<int>{1, 2, 3, 4}, {2, -1}).shape() == fg::shape{2, 2};"),
     "fusegrad/eager/reduce.hpp": ([], "fg::tensor<float> x = {{1.f, 2.f}, {3.f, 4.f}};\n"
                                   "ok = fg::reduce_sum(x, 1).data()[1] == 7.f && fg::reduce_max(x).item() == 4.f;"),

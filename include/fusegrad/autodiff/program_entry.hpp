@@ -18,7 +18,7 @@ struct scalar_view;
 /// Note [installed engines]: the backward engines (block, point and replay), the eager
 /// services they call and the op-by-op runner are reached through one table of function
 /// pointers, installed by the first gradient_tape a program constructs
-/// (install_entry_engines(), defined by eager/evaluate.hpp, which supplies the services).
+/// (install_entry_engines(), defined by eager/engines.hpp, where the services are known).
 /// Recording an evaluation then refers to none of their code: a translation unit compiles the
 /// engines only where it constructs a tape, so a program that never differentiates does not
 /// pay for them. Entries run only inside gradient(), so a tape, and the table, exist then.

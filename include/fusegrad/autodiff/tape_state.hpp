@@ -60,7 +60,7 @@ using grad_value = std::variant<std::monostate, tensor<float>, tensor<double>, s
 using id_list = core::small_vector<tensor_id, 3>;
 
 /// Installs the backward engines (Note [installed engines], autodiff/program_entry.hpp);
-/// defined by eager/evaluate.hpp.
+/// defined by eager/engines.hpp (Note [separate engines]).
 void install_entry_engines();
 
 /// The backward step of one recorded evaluation.

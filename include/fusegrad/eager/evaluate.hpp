@@ -390,16 +390,6 @@ inline constexpr autodiff::eager_services services{&service_add,       &service_
 
 }  // namespace eager
 
-namespace autodiff {
-/// Note [installed engines] (autodiff/program_entry.hpp): called by every gradient_tape made.
-inline void install_entry_engines() {
-  static constexpr entry_engines e{&run_fused_entry,        &point_backward,   &replay_scalar_entry,
-                                   &replay_installed,       &run_installed_op_by_op, &eager::services,
-                                   &eager::report_nonfinite};
-  installed_engines.store(&e, std::memory_order_release);
-}
-}  // namespace autodiff
-
 template <class T>
 template <expression E>
 tensor<T>::tensor(const E& e) {
@@ -419,3 +409,8 @@ tensor<value_type_of<X>> eval(const X& x) {
 
 // reshape (the services' reshape) includes this header; included last, it sees everything above.
 #include "reshape.hpp"
+// The engines' definition (Note [separate engines]), unless one source file of the program
+// compiles it.
+#if !defined(FUSEGRAD_SEPARATE_ENGINES)
+#include "engines.hpp"
+#endif

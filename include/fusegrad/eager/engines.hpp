@@ -1,0 +1,35 @@
+#pragma once
+/// \file The definition of autodiff::install_entry_engines (Note [installed engines],
+/// autodiff/program_entry.hpp): the table of the backward engines, the eager services and the
+/// op-by-op runner.
+///
+/// Note [separate engines]: a translation unit that constructs a gradient_tape compiles the
+/// engines behind that table, whatever else it does: about 3.5 s of CPU time at -O2 with GCC 12
+/// (docs/benchmarks.md, "Compile time"). By default every such unit compiles them, so the
+/// library stays header-only. A program of several units can compile them once instead:
+/// define FUSEGRAD_SEPARATE_ENGINES in every unit of the program (a compiler flag, so that no
+/// unit differs), and include this header in exactly one of its source files. Then the other
+/// headers declare install_entry_engines() and never define it; that source file defines it. A
+/// program built so that forgets the source file fails to link (an undefined
+/// fusegrad::autodiff::install_entry_engines()); one that includes this header in two files
+/// fails to link with a multiple definition.
+
+#include "evaluate.hpp"
+
+#if defined(FUSEGRAD_SEPARATE_ENGINES)
+#define FUSEGRAD_ENGINES_LINKAGE
+#else
+#define FUSEGRAD_ENGINES_LINKAGE inline
+#endif
+
+namespace fusegrad::autodiff {
+/// Note [installed engines] (autodiff/program_entry.hpp): called by every gradient_tape made.
+FUSEGRAD_ENGINES_LINKAGE void install_entry_engines() {
+  static constexpr entry_engines e{&run_fused_entry,        &point_backward,   &replay_scalar_entry,
+                                   &replay_installed,       &run_installed_op_by_op, &eager::services,
+                                   &eager::report_nonfinite};
+  installed_engines.store(&e, std::memory_order_release);
+}
+}  // namespace fusegrad::autodiff
+
+#undef FUSEGRAD_ENGINES_LINKAGE
