@@ -4,7 +4,7 @@
 /// op-by-op runner.
 ///
 /// Note [separate engines]: a translation unit that constructs a gradient_tape compiles the
-/// engines behind that table, whatever else it does: about 3.5 s of CPU time at -O2 with GCC 12
+/// engines behind that table, whatever else it does: 1 to 3.5 s of CPU time at -O2 with GCC 12
 /// (docs/benchmarks.md, "Compile time"). By default every such unit compiles them, so the
 /// library stays header-only. A program of several units can compile them once instead:
 /// define FUSEGRAD_SEPARATE_ENGINES in every unit of the program (a compiler flag, so that no
