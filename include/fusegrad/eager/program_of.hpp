@@ -21,10 +21,10 @@ template <class Op, class... V> const expr::op_table& table_of();
 template <class E> const expr::program& program_of();
 
 template <class E>
-core::any_tensor run_expression_op_by_op(const E& e);
-
-template <class E>
 expr::rule_program rule_program_of(const E& rule, std::initializer_list<dtype> slot_types);
+
+template <class E, class Out>
+void collect_literals(const E& e, Out& out);
 
 /// The rules of Op over operands of element types V, as the functions of its op table.
 template <class Op, class... V>
@@ -179,18 +179,6 @@ const expr::program& program_of() {
   return p;
 }
 
-/// Appends the literals of a rule (its slot leaves left out), depth-first, and their types.
-template <class E>
-void collect_rule_literals(const E& e, expr::rule_program& r) {
-  if constexpr (expr::is_slot<E>::value) {
-  } else if constexpr (expr::is_literal<E>::value) {
-    r.literals.push_back(core::cell::of(e.value));
-    r.p.types.push_back(dtype_of<typename E::value_type>());
-  } else if constexpr (expression<E>) {
-    fg::core::apply([&](const auto&... a) { (collect_rule_literals(a, r), ...); }, e.args);
-  }
-}
-
 /// The program of a derivative rule over slot leaves whose slots have the types given.
 template <class E>
 expr::rule_program rule_program_of(const E& rule, std::initializer_list<dtype> slot_types) {
@@ -199,19 +187,21 @@ expr::rule_program rule_program_of(const E& rule, std::initializer_list<dtype> s
     r.pass = static_cast<int>(expr::is_slot<E>::index);
   } else {
     r.p.leaves = static_cast<std::uint16_t>(slot_types.size());
-    r.p.types.assign(slot_types.begin(), slot_types.end());
-    collect_rule_literals(rule, r);
+    collect_literals(rule, r.literals);
     r.p.literals = static_cast<std::uint16_t>(r.literals.size());
+    r.p.types.assign(slot_types.begin(), slot_types.end());
+    r.p.types.resize(r.p.leaves + r.p.literals);  // the literals' types: build_program's
     std::uint16_t leaf = 0, lit = 0;
     build_program<E>(r.p, leaf, lit);
   }
   return r;
 }
 
-/// Appends the literals of e, depth-first, as cells.
+/// Appends the literals of e, depth-first, as cells (a rule's slot leaves are not literals).
 template <class E, class Out>
 void collect_literals(const E& e, Out& out) {
-  if constexpr (expr::is_literal<E>::value) out.push_back(core::cell::of(e.value));
+  if constexpr (expr::is_slot<E>::value) return;
+  else if constexpr (expr::is_literal<E>::value) out.push_back(core::cell::of(e.value));
   else if constexpr (expression<E>)
     fg::core::apply([&](const auto&... a) { (collect_literals(a, out), ...); }, e.args);
 }
