@@ -91,6 +91,8 @@ PROGRAMS = {
     "fusegrad/autodiff/program_entry.hpp": ([], "ok = sizeof(fusegrad::autodiff::scalar_layout<2>) > 0;"),
     "fusegrad/autodiff/gradient_tape.hpp": ([EAGER], "fg::tensor<float> x = 3.f;\nfg::gradient_tape t; t.watch(x);\n"
                                             "fg::tensor<float> y = x * x;\nok = t.gradient(y, x).item() == 6.f;"),
+    "fusegrad/autodiff/tape_walk.hpp": ([EAGER], "fg::tensor<float> x = {1.f, 2.f};\nfg::gradient_tape t; t.watch(x);\n"
+                                        "fg::tensor<float> y = x * x * x;\nok = t.gradient(y, x).data()[1] == 12.f;"),
     "fusegrad/autodiff/variable.hpp": ([EAGER], "fg::variable<float> v(2.f);\nv.assign_add(1.f);\nok = v.value().item() == 3.f;"),
     "fusegrad/autodiff/custom_gradient.hpp": ([EAGER], "auto f = fg::custom_gradient([](const fg::tensor<float>& x) {\n"
                                               "  auto g = [](const fg::tensor<float>& dy) -> fg::tensor<float> { return dy * 2.f; };\n"

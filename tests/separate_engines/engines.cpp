@@ -1,2 +1,4 @@
-// The one unit of tests/separate_engines that compiles the engines (Note [separate engines]).
+// The unit that compiles the backward engines (Note [separate engines]) for the programs of
+// tests/ built with FUSEGRAD_SEPARATE_ENGINES: separate_engines_test and the unit tests
+// (tests/meson.build).
 #include <fusegrad/eager/engines.hpp>

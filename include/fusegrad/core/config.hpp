@@ -24,6 +24,15 @@
 #endif
 #endif
 
+/// The linkage of what a program built with FUSEGRAD_SEPARATE_ENGINES compiles in one source
+/// file only (Note [separate engines], eager/engines.hpp): inline by default, so that every
+/// unit that needs it defines it.
+#if defined(FUSEGRAD_SEPARATE_ENGINES)
+#define FG_ENGINES_INLINE
+#else
+#define FG_ENGINES_INLINE inline
+#endif
+
 /// Note [host simd]: the host evaluator runs xsimd batches only in optimised builds. Without
 /// optimisation GCC 12 cannot compile xsimd 8's AVX-512BW kernels (its intrinsics are macros
 /// then, and xsimd's casts through them fail), and a debug build gains nothing from SIMD; the

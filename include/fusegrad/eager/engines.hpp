@@ -4,27 +4,26 @@
 /// op-by-op runner.
 ///
 /// Note [separate engines]: a translation unit that constructs a gradient_tape compiles the
-/// engines behind that table, whatever else it does: 1 to 3.5 s of CPU time at -O2 with GCC 12
-/// (docs/benchmarks.md, "Compile time"). By default every such unit compiles them, so the
-/// library stays header-only. A program of several units can compile them once instead:
-/// define FUSEGRAD_SEPARATE_ENGINES in every unit of the program (a compiler flag, so that no
-/// unit differs), and include this header in exactly one of its source files. Then the other
-/// headers declare install_entry_engines() and never define it; that source file defines it. A
-/// program built so that forgets the source file fails to link (an undefined
-/// fusegrad::autodiff::install_entry_engines()); one that includes this header in two files
-/// fails to link with a multiple definition.
+/// engines behind that table and gradient_tape's backward walk (autodiff/tape_walk.hpp),
+/// whatever else it does: 3 to 5 s of CPU time at -O2 with GCC 12 (docs/benchmarks.md,
+/// "Compile time"). By default every such unit compiles them, so the library stays
+/// header-only. A program of several units can compile them once instead: define
+/// FUSEGRAD_SEPARATE_ENGINES in every unit of the program (a compiler flag, so that no unit
+/// differs), and include this header in exactly one of its source files. Then the other
+/// headers declare install_entry_engines() and the walk (gradient_tape::backward and its
+/// passes) and never define them; that source file defines them (their linkage is
+/// FG_ENGINES_INLINE, core/config.hpp). A program built so that forgets the source file fails
+/// to link (an undefined fusegrad::autodiff::install_entry_engines()); one that includes this
+/// header in two files fails to link with a multiple definition.
 
 #include "evaluate.hpp"
-
 #if defined(FUSEGRAD_SEPARATE_ENGINES)
-#define FUSEGRAD_ENGINES_LINKAGE
-#else
-#define FUSEGRAD_ENGINES_LINKAGE inline
+#include "../autodiff/tape_walk.hpp"  // gradient_tape's walk, compiled here too
 #endif
 
 namespace fusegrad::autodiff {
 /// Note [installed engines] (autodiff/program_entry.hpp): called by every gradient_tape made.
-FUSEGRAD_ENGINES_LINKAGE void install_entry_engines() {
+FG_ENGINES_INLINE void install_entry_engines() {
   static constexpr entry_engines e{&run_fused_entry,        &point_backward,   &replay_scalar_entry,
                                    &replay_installed,       &run_installed_op_by_op, &eager::services,
                                    &eager::report_nonfinite};
@@ -32,4 +31,3 @@ FUSEGRAD_ENGINES_LINKAGE void install_entry_engines() {
 }
 }  // namespace fusegrad::autodiff
 
-#undef FUSEGRAD_ENGINES_LINKAGE
