@@ -5,7 +5,7 @@
 ///
 /// Note [separate engines]: a translation unit that constructs a gradient_tape compiles the
 /// engines behind that table and gradient_tape's backward walk (autodiff/tape_walk.hpp),
-/// whatever else it does: 3 to 5 s of CPU time at -O2 with GCC 12 (docs/benchmarks.md,
+/// whatever else it does: 4.5 to 5.5 s of CPU time at -O2 with GCC 12 (docs/benchmarks.md,
 /// "Compile time"). By default every such unit compiles them, so the library stays
 /// header-only. A program of several units can compile them once instead: define
 /// FUSEGRAD_SEPARATE_ENGINES in every unit of the program (a compiler flag, so that no unit
