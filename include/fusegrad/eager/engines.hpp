@@ -12,9 +12,11 @@
 /// differs), and include this header in exactly one of its source files. Then the other
 /// headers declare install_entry_engines() and the walk (gradient_tape::backward and its
 /// passes) and never define them; that source file defines them (their linkage is
-/// FG_ENGINES_INLINE, core/config.hpp). A program built so that forgets the source file fails
-/// to link (an undefined fusegrad::autodiff::install_entry_engines()); one that includes this
-/// header in two files fails to link with a multiple definition.
+/// FG_ENGINES_INLINE, core/config.hpp). That file also compiles the op tables of Note [shared
+/// op tables] (eager/program_of.hpp), which the other units then only declare. A program built
+/// so that forgets the source file fails to link (an undefined
+/// fusegrad::autodiff::install_entry_engines()); one that includes this header in two files
+/// fails to link with a multiple definition.
 
 #include "evaluate.hpp"
 #if defined(FUSEGRAD_SEPARATE_ENGINES)
@@ -30,4 +32,13 @@ FG_ENGINES_INLINE void install_entry_engines() {
   installed_engines.store(&e, std::memory_order_release);
 }
 }  // namespace fusegrad::autodiff
+
+#if defined(FUSEGRAD_SEPARATE_ENGINES)
+namespace fusegrad::eager {
+// Note [shared op tables] (eager/program_of.hpp): the tables every other unit declares.
+#define FG_OP_TABLE(Op, ...) template const expr::op_table& table_of<Op, __VA_ARGS__>();
+FG_OP_TABLES(FG_OP_TABLE)
+#undef FG_OP_TABLE
+}  // namespace fusegrad::eager
+#endif
 

@@ -138,6 +138,31 @@ const expr::op_table& table_of() {
   return t;
 }
 
+/// Note [shared op tables]: with FUSEGRAD_SEPARATE_ENGINES (Note [separate engines],
+/// eager/engines.hpp) the tables a tape uses most, listed here, are compiled once per program,
+/// in the engines' source file, and every other unit only declares them: the float32 and
+/// float64 forms of every op with a derivative, of the comparisons and where that select
+/// between them, and of the casts to a floating type. A table not listed (an op over integers,
+/// say) is compiled where it is used, as by default.
+#define FG_OP_TABLES_OF(T, X)                                                                                         \
+  X(ops::negative_op, T) X(ops::abs_op, T) X(ops::sign_op, T) X(ops::exp_op, T) X(ops::expm1_op, T) X(ops::log_op, T) \
+  X(ops::log1p_op, T) X(ops::sqrt_op, T) X(ops::rsqrt_op, T) X(ops::square_op, T) X(ops::reciprocal_op, T)            \
+  X(ops::sin_op, T) X(ops::cos_op, T) X(ops::tan_op, T) X(ops::tanh_op, T) X(ops::sigmoid_op, T)                      \
+  X(ops::sigmoid_derivative_op, T) X(ops::softplus_op, T) X(ops::relu_op, T) X(ops::floor_op, T) X(ops::ceil_op, T)   \
+  X(ops::round_op, T) X(ops::add_op, T, T) X(ops::subtract_op, T, T) X(ops::multiply_op, T, T)                        \
+  X(ops::divide_op, T, T) X(ops::floordiv_op, T, T) X(ops::mod_op, T, T) X(ops::pow_op, T, T)                         \
+  X(ops::maximum_op, T, T) X(ops::minimum_op, T, T) X(ops::equal_op, T, T) X(ops::not_equal_op, T, T)                 \
+  X(ops::less_op, T, T) X(ops::less_equal_op, T, T) X(ops::greater_op, T, T) X(ops::greater_equal_op, T, T)           \
+  X(ops::where_op, bool, T, T) X(ops::cast_op<T>, bool) X(ops::cast_op<T>, std::int32_t)                              \
+  X(ops::cast_op<T>, std::int64_t) X(ops::cast_op<T>, float) X(ops::cast_op<T>, double)
+#define FG_OP_TABLES(X) FG_OP_TABLES_OF(float, X) FG_OP_TABLES_OF(double, X)
+
+#if defined(FUSEGRAD_SEPARATE_ENGINES)
+#define FG_EXTERN_OP_TABLE(Op, ...) extern template const expr::op_table& table_of<Op, __VA_ARGS__>();
+FG_OP_TABLES(FG_EXTERN_OP_TABLE)
+#undef FG_EXTERN_OP_TABLE
+#endif
+
 /// Appends E's ops to p; returns the slot of its result. A leaf takes the next leaf slot, a
 /// slot leaf (in a rule) the leaf slot it names, a literal the next literal slot.
 template <class E>
