@@ -19,18 +19,39 @@ if ! command -v clang++ >/dev/null ||
 fi
 flags=$(pkg-config --cflags xtensor)
 status=0
-for src in tests/fuzz/*_fuzz.cpp; do
-  name=$(basename "$src" _fuzz.cpp)
-  exe=$out/${name}_fuzz
+names=()
+for src in tests/fuzz/*_fuzz.cpp; do names+=("$(basename "$src" _fuzz.cpp)"); done
+# The targets are built side by side, then run side by side (each fuzzer uses one core).
+build() {
+  local src=tests/fuzz/$1_fuzz.cpp exe=$out/$1_fuzz
+  rm -f "$out/$1.build.log"
   if [ ! -x "$exe" ] || [ "$src" -nt "$exe" ] || [ -n "$(find include -newer "$exe" -name '*.hpp' -print -quit)" ]; then
     clang++ -std=c++20 -O1 -g -march=native -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
-      -Iinclude $flags "$src" -lopenblas -o "$exe"
+      -Iinclude $flags "$src" -lopenblas -o "$exe" > "$out/$1.build.log" 2>&1
   fi
-  mkdir -p "$out/corpus/$name"
+}
+run() {
+  mkdir -p "$out/corpus/$1"
   # Huge requests are fusegrad's to refuse (out_of_memory), not the sanitizer's to abort on.
-  if ASAN_OPTIONS=allocator_may_return_null=1:detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
-    "$exe" -max_total_time="$seconds" -max_len=256 -rss_limit_mb=4096 -print_final_stats=1 \
-      -artifact_prefix="$out/" "$out/corpus/$name" "tests/fuzz/corpus/$name" > "$out/$name.log" 2>&1; then
+  ASAN_OPTIONS=allocator_may_return_null=1:detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+    "$out/$1_fuzz" -max_total_time="$seconds" -max_len=256 -rss_limit_mb=4096 -print_final_stats=1 \
+      -artifact_prefix="$out/" "$out/corpus/$1" "tests/fuzz/corpus/$1" > "$out/$1.log" 2>&1
+}
+pids=()
+for name in "${names[@]}"; do build "$name" & pids+=($!); done
+for i in "${!names[@]}"; do
+  if ! wait "${pids[$i]}"; then
+    status=1
+    echo "fuzz ${names[$i]}: build FAILED"
+    tail -n 40 "$out/${names[$i]}.build.log"
+  fi
+done
+[ "$status" = 0 ] || exit 1
+pids=()
+for name in "${names[@]}"; do run "$name" & pids+=($!); done
+for i in "${!names[@]}"; do
+  name=${names[$i]}
+  if wait "${pids[$i]}"; then
     echo "fuzz $name: $(grep -E '^stat::number_of_executed_units' "$out/$name.log" | awk '{print $2}') runs in ${seconds} s," \
          "$(grep -oE 'cov: [0-9]+' "$out/$name.log" | tail -n 1 | awk '{print $2}') edges, no defect"
   else
