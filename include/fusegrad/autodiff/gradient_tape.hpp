@@ -209,17 +209,11 @@ class gradient_tape {
   using options = gradient_tape_options;
 
   /// Starts recording on this thread.
-  explicit gradient_tape(options o = {}) : owned_(std::make_unique<autodiff::tape_state>()), state_(*owned_) {
-    autodiff::install_entry_engines();  // Note [installed engines]
-    state_.persistent = o.persistent;
-    state_.watch_accessed_variables = o.watch_accessed_variables;
-    state_.reserve_like_last();
-    link_ = autodiff::push_tape(&state_);
-  }
+  explicit gradient_tape(options o = {});
   gradient_tape(const gradient_tape&) = delete;
   gradient_tape& operator=(const gradient_tape&) = delete;
   /// Stops recording; on another thread than the creator's too (see the class comment).
-  ~gradient_tape() { autodiff::pop_tape(owned_, link_); }
+  ~gradient_tape();
 
   /// Makes the tape track x: evaluations that read x are recorded.
   template <class T>

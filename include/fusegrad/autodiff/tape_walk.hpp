@@ -1,6 +1,7 @@
 #pragma once
 /// \file (Included by autodiff/gradient_tape.hpp; with FUSEGRAD_SEPARATE_ENGINES, by
-/// eager/engines.hpp alone.) gradient_tape's backward walk: reach, walk and collect
+/// eager/engines.hpp alone.) gradient_tape's constructor and destructor (with them the tape
+/// state's growth and destruction) and its backward walk: reach, walk and collect
 /// (gradient_tape::backward, reach, check_gradient). Like the engines, they are compiled in
 /// every unit that makes a tape, or once per program with FUSEGRAD_SEPARATE_ENGINES (Note
 /// [separate engines], eager/engines.hpp).
@@ -12,6 +13,17 @@
 #include "gradient_tape.hpp"
 
 namespace fusegrad {
+
+FG_ENGINES_INLINE gradient_tape::gradient_tape(options o)
+    : owned_(std::make_unique<autodiff::tape_state>()), state_(*owned_) {
+  autodiff::install_entry_engines();  // Note [installed engines]
+  state_.persistent = o.persistent;
+  state_.watch_accessed_variables = o.watch_accessed_variables;
+  state_.reserve_like_last();
+  link_ = autodiff::push_tape(&state_);
+}
+
+FG_ENGINES_INLINE gradient_tape::~gradient_tape() { autodiff::pop_tape(owned_, link_); }
 
 FG_ENGINES_INLINE void gradient_tape::reach(std::span<const std::uint32_t> src_slot, std::span<char> reached,
                                             std::span<char> useful) const {
