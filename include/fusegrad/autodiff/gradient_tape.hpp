@@ -475,8 +475,8 @@ std::vector<gradient_tape::result> gradient_tape::gradient_impl(const Y& target_
 }
 }  // namespace fusegrad
 
-// The backward walk's definitions (Note [separate engines]), unless one source file of the
-// program compiles them.
+// The definitions of the backward walk, the constructor and the destructor (Note [separate
+// engines]), unless one source file of the program compiles them.
 #if !defined(FUSEGRAD_SEPARATE_ENGINES)
 #include "tape_walk.hpp"
 #endif

@@ -4,14 +4,15 @@
 /// op-by-op runner.
 ///
 /// Note [separate engines]: a translation unit that constructs a gradient_tape compiles the
-/// engines behind that table and gradient_tape's backward walk (autodiff/tape_walk.hpp),
-/// whatever else it does: 4.5 to 5.5 s of CPU time at -O2 with GCC 12 (docs/benchmarks.md,
-/// "Compile time"). By default every such unit compiles them, so the library stays
-/// header-only. A program of several units can compile them once instead: define
+/// engines behind that table and gradient_tape's constructor, destructor and backward walk
+/// (autodiff/tape_walk.hpp), whatever else it does: about 6 s of CPU time at -O2 with GCC 12
+/// (docs/benchmarks.md, "Compile time"). By default every such unit compiles them, so the
+/// library stays header-only. A program of several units can compile them once instead: define
 /// FUSEGRAD_SEPARATE_ENGINES in every unit of the program (a compiler flag, so that no unit
 /// differs), and include this header in exactly one of its source files. Then the other
-/// headers declare install_entry_engines() and the walk (gradient_tape::backward and its
-/// passes) and never define them; that source file defines them (their linkage is
+/// headers declare install_entry_engines() and those members of gradient_tape
+/// (gradient_tape::backward and its passes, the constructor and the destructor) and never
+/// define them; that source file defines them (their linkage is
 /// FG_ENGINES_INLINE, core/config.hpp). That file also compiles the op tables of Note [shared
 /// op tables] (eager/program_of.hpp), which the other units then only declare. A program built
 /// so that forgets the source file fails to link (an undefined
@@ -20,7 +21,7 @@
 
 #include "evaluate.hpp"
 #if defined(FUSEGRAD_SEPARATE_ENGINES)
-#include "../autodiff/tape_walk.hpp"  // gradient_tape's walk, compiled here too
+#include "../autodiff/tape_walk.hpp"  // gradient_tape's walk, constructor and destructor, compiled here too
 #endif
 
 namespace fusegrad::autodiff {
