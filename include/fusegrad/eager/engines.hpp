@@ -35,10 +35,20 @@ FG_ENGINES_INLINE void install_entry_engines() {
 }  // namespace fusegrad::autodiff
 
 #if defined(FUSEGRAD_SEPARATE_ENGINES)
+#include "linalg.hpp"
+#include "reduce.hpp"
+
 namespace fusegrad::eager {
 // Note [shared op tables] (eager/program_of.hpp): the tables every other unit declares.
 #define FG_OP_TABLE(Op, ...) template const expr::op_table& table_of<Op, __VA_ARGS__>();
 FG_OP_TABLES(FG_OP_TABLE)
 #undef FG_OP_TABLE
 }  // namespace fusegrad::eager
+namespace fusegrad {
+// And the reductions and products every other unit declares (eager/reduce.hpp, eager/linalg.hpp).
+FG_SHARED_REDUCTIONS(, float)
+FG_SHARED_REDUCTIONS(, double)
+FG_SHARED_MATMUL(, float)
+FG_SHARED_MATMUL(, double)
+}  // namespace fusegrad
 #endif

@@ -249,4 +249,18 @@ tensor<value_type_of<X>> reduce_logsumexp(const X& x, const axes& ax = {}, bool 
 /// Alias of fg::reduce_logsumexp.
 template <tensor_like X>
 tensor<value_type_of<X>> logsumexp(const X& x, const axes& ax = {}, bool keepdims = false) { return reduce_logsumexp(x, ax, keepdims); }
+
+/// The reductions of a float32 or float64 tensor, compiled once per program with
+/// FUSEGRAD_SEPARATE_ENGINES (Note [shared op tables]): P is `extern` here, empty in the
+/// engines' source file.
+#define FG_SHARED_REDUCTIONS(P, T)                                                            \
+  P template tensor<T> reduce_sum<tensor<T>>(const tensor<T>&, const axes&, bool);            \
+  P template tensor<T> reduce_mean<tensor<T>>(const tensor<T>&, const axes&, bool);           \
+  P template tensor<T> reduce_max<tensor<T>>(const tensor<T>&, const axes&, bool);            \
+  P template tensor<T> reduce_min<tensor<T>>(const tensor<T>&, const axes&, bool);            \
+  P template tensor<T> reduce_logsumexp<tensor<T>>(const tensor<T>&, const axes&, bool);
+#if defined(FUSEGRAD_SEPARATE_ENGINES)
+FG_SHARED_REDUCTIONS(extern, float)
+FG_SHARED_REDUCTIONS(extern, double)
+#endif
 }  // namespace fusegrad
