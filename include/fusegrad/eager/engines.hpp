@@ -13,8 +13,8 @@
 /// headers declare install_entry_engines() and those members of gradient_tape
 /// (gradient_tape::backward and its passes, the constructor and the destructor) and never
 /// define them; that source file defines them (their linkage is FG_ENGINES_INLINE,
-/// core/config.hpp). That file also compiles the op tables of Note [shared op tables]
-/// (eager/program_of.hpp), which the other units then only declare. A program built so that
+/// core/config.hpp). That file also compiles the op tables, reductions and products of Note
+/// [shared op tables] (eager/program_of.hpp), which the other units then only declare. A program built so that
 /// forgets the source file fails to link (an undefined
 /// fusegrad::autodiff::install_entry_engines()); one that includes this header in two files
 /// fails to link with a multiple definition.

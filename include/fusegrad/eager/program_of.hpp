@@ -143,7 +143,11 @@ const expr::op_table& table_of() {
 /// in the engines' source file, and every other unit only declares them: the float32 and
 /// float64 forms of every op with a derivative, of the comparisons and where that select
 /// between them, and of the casts to a floating type. A table not listed (an op over integers,
-/// say) is compiled where it is used, as by default.
+/// say) is compiled where it is used, as by default. The same holds, by lists of their own, for
+/// the reductions of a float32 or float64 tensor (sum, mean, max, min, logsumexp:
+/// eager/reduce.hpp) and for the product of two such tensors (eager/linalg.hpp): each of those
+/// instantiates its boundary op's runner, recording and backward, more code than a unit's
+/// expressions.
 #define FG_OP_TABLES_OF(T, X)                                                                                         \
   X(ops::negative_op, T) X(ops::abs_op, T) X(ops::sign_op, T) X(ops::exp_op, T) X(ops::expm1_op, T) X(ops::log_op, T) \
   X(ops::log1p_op, T) X(ops::sqrt_op, T) X(ops::rsqrt_op, T) X(ops::square_op, T) X(ops::reciprocal_op, T)            \
