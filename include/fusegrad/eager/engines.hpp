@@ -14,8 +14,8 @@
 /// (gradient_tape::backward and its passes, the constructor and the destructor) and never
 /// define them; that source file defines them (their linkage is FG_ENGINES_INLINE,
 /// core/config.hpp). That file also compiles the op tables, reductions and products of Note
-/// [shared op tables] (eager/program_of.hpp), which the other units then only declare. A program built so that
-/// forgets the source file fails to link (an undefined
+/// [shared op tables] (eager/program_of.hpp), which the other units then only declare. A
+/// program built so that forgets the source file fails to link (an undefined
 /// fusegrad::autodiff::install_entry_engines()); one that includes this header in two files
 /// fails to link with a multiple definition.
 
@@ -40,9 +40,8 @@ FG_ENGINES_INLINE void install_entry_engines() {
 
 namespace fusegrad::eager {
 // Note [shared op tables] (eager/program_of.hpp): the tables every other unit declares.
-#define FG_OP_TABLE(Op, ...) template const expr::op_table& table_of<Op, __VA_ARGS__>();
-FG_OP_TABLES(FG_OP_TABLE)
-#undef FG_OP_TABLE
+FG_SHARED_OP_TABLES(, float)
+FG_SHARED_OP_TABLES(, double)
 }  // namespace fusegrad::eager
 namespace fusegrad {
 // And the reductions and products every other unit declares (eager/reduce.hpp, eager/linalg.hpp).

@@ -148,23 +148,33 @@ const expr::op_table& table_of() {
 /// eager/reduce.hpp) and for the product of two such tensors (eager/linalg.hpp): each of those
 /// instantiates its boundary op's runner, recording and backward, more code than a unit's
 /// expressions.
-#define FG_OP_TABLES_OF(T, X)                                                                                         \
-  X(ops::negative_op, T) X(ops::abs_op, T) X(ops::sign_op, T) X(ops::exp_op, T) X(ops::expm1_op, T) X(ops::log_op, T) \
-  X(ops::log1p_op, T) X(ops::sqrt_op, T) X(ops::rsqrt_op, T) X(ops::square_op, T) X(ops::reciprocal_op, T)            \
-  X(ops::sin_op, T) X(ops::cos_op, T) X(ops::tan_op, T) X(ops::tanh_op, T) X(ops::sigmoid_op, T)                      \
-  X(ops::sigmoid_derivative_op, T) X(ops::softplus_op, T) X(ops::relu_op, T) X(ops::floor_op, T) X(ops::ceil_op, T)   \
-  X(ops::round_op, T) X(ops::add_op, T, T) X(ops::subtract_op, T, T) X(ops::multiply_op, T, T)                        \
-  X(ops::divide_op, T, T) X(ops::floordiv_op, T, T) X(ops::mod_op, T, T) X(ops::pow_op, T, T)                         \
-  X(ops::maximum_op, T, T) X(ops::minimum_op, T, T) X(ops::equal_op, T, T) X(ops::not_equal_op, T, T)                 \
-  X(ops::less_op, T, T) X(ops::less_equal_op, T, T) X(ops::greater_op, T, T) X(ops::greater_equal_op, T, T)           \
-  X(ops::where_op, bool, T, T) X(ops::cast_op<T>, bool) X(ops::cast_op<T>, std::int32_t)                              \
-  X(ops::cast_op<T>, std::int64_t) X(ops::cast_op<T>, float) X(ops::cast_op<T>, double)
-#define FG_OP_TABLES(X) FG_OP_TABLES_OF(float, X) FG_OP_TABLES_OF(double, X)
+
+/// One table's explicit instantiation: a declaration when P is `extern`, the definition when P
+/// is empty.
+#define FG_OP_TABLE(P, Op, ...) P template const expr::op_table& table_of<Op, __VA_ARGS__>();
+/// The listed tables of element type T: P is `extern` here, empty in the engines' source file.
+#define FG_SHARED_OP_TABLES(P, T)                                                                                \
+  FG_OP_TABLE(P, ops::negative_op, T) FG_OP_TABLE(P, ops::abs_op, T) FG_OP_TABLE(P, ops::sign_op, T)             \
+  FG_OP_TABLE(P, ops::exp_op, T) FG_OP_TABLE(P, ops::expm1_op, T) FG_OP_TABLE(P, ops::log_op, T)                 \
+  FG_OP_TABLE(P, ops::log1p_op, T) FG_OP_TABLE(P, ops::sqrt_op, T) FG_OP_TABLE(P, ops::rsqrt_op, T)              \
+  FG_OP_TABLE(P, ops::square_op, T) FG_OP_TABLE(P, ops::reciprocal_op, T) FG_OP_TABLE(P, ops::sin_op, T)         \
+  FG_OP_TABLE(P, ops::cos_op, T) FG_OP_TABLE(P, ops::tan_op, T) FG_OP_TABLE(P, ops::tanh_op, T)                  \
+  FG_OP_TABLE(P, ops::sigmoid_op, T) FG_OP_TABLE(P, ops::sigmoid_derivative_op, T)                               \
+  FG_OP_TABLE(P, ops::softplus_op, T) FG_OP_TABLE(P, ops::relu_op, T) FG_OP_TABLE(P, ops::floor_op, T)           \
+  FG_OP_TABLE(P, ops::ceil_op, T) FG_OP_TABLE(P, ops::round_op, T) FG_OP_TABLE(P, ops::add_op, T, T)             \
+  FG_OP_TABLE(P, ops::subtract_op, T, T) FG_OP_TABLE(P, ops::multiply_op, T, T)                                  \
+  FG_OP_TABLE(P, ops::divide_op, T, T) FG_OP_TABLE(P, ops::floordiv_op, T, T) FG_OP_TABLE(P, ops::mod_op, T, T)  \
+  FG_OP_TABLE(P, ops::pow_op, T, T) FG_OP_TABLE(P, ops::maximum_op, T, T) FG_OP_TABLE(P, ops::minimum_op, T, T)  \
+  FG_OP_TABLE(P, ops::equal_op, T, T) FG_OP_TABLE(P, ops::not_equal_op, T, T) FG_OP_TABLE(P, ops::less_op, T, T) \
+  FG_OP_TABLE(P, ops::less_equal_op, T, T) FG_OP_TABLE(P, ops::greater_op, T, T)                                 \
+  FG_OP_TABLE(P, ops::greater_equal_op, T, T) FG_OP_TABLE(P, ops::where_op, bool, T, T)                          \
+  FG_OP_TABLE(P, ops::cast_op<T>, bool) FG_OP_TABLE(P, ops::cast_op<T>, std::int32_t)                            \
+  FG_OP_TABLE(P, ops::cast_op<T>, std::int64_t) FG_OP_TABLE(P, ops::cast_op<T>, float)                           \
+  FG_OP_TABLE(P, ops::cast_op<T>, double)
 
 #if defined(FUSEGRAD_SEPARATE_ENGINES)
-#define FG_EXTERN_OP_TABLE(Op, ...) extern template const expr::op_table& table_of<Op, __VA_ARGS__>();
-FG_OP_TABLES(FG_EXTERN_OP_TABLE)
-#undef FG_EXTERN_OP_TABLE
+FG_SHARED_OP_TABLES(extern, float)
+FG_SHARED_OP_TABLES(extern, double)
 #endif
 
 /// Appends E's ops to p; returns the slot of its result. A leaf takes the next leaf slot, a
