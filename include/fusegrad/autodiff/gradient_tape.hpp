@@ -18,6 +18,7 @@
 #include "../core/numerics.hpp"
 #include "../eval/creation.hpp"
 #include "../ops/binary.hpp"
+#include "program_entry.hpp"
 #include "tape_state.hpp"
 
 namespace fusegrad {
@@ -55,14 +56,8 @@ inline grad_value from_tensor_grad(any_grad&& g) {
 inline grad_value add_as_tensors(grad_value&& acc, grad_value&& g) {
   any_grad at = to_tensor_grad(std::move(acc));
   any_grad bt = to_tensor_grad(std::move(g));
-  std::visit(
-      [&](auto& x) {
-        using A = std::decay_t<decltype(x)>;
-        if constexpr (!std::is_same_v<A, std::monostate>) {
-          if (auto* y = std::get_if<A>(&bt)) x = A(x + *y);
-        }
-      },
-      at);
+  if (!std::holds_alternative<std::monostate>(at) && at.index() == bt.index())
+    at = to_any_grad(engines().services->add(from_any_grad(at), from_any_grad(bt)));
   return from_tensor_grad(std::move(at));
 }
 

@@ -254,31 +254,66 @@ tensor<T> sum_to(const E& e, const fg::shape& iter, const fg::shape& target) {
   return r;
 }
 
-/// The eager ops the backward engines need (autodiff/program_backward.hpp).
+/// The eager ops the backward engines need (autodiff/program_backward.hpp). On the host they
+/// are type-erased, like the programs they serve: add and broadcast run an op's table
+/// (apply_to), the sum over broadcast axes the host reduction of the block engine, each
+/// recorded as a program of one op; only device tensors go through typed evaluations. So the
+/// engines instantiate no expression of their own (docs/design.md, "Replay").
 template <class F>
 core::any_tensor on_floating(const core::any_tensor& t, F&& f) {
   if (const auto* a = std::get_if<tensor<float>>(&t)) return f(*a);
   return f(std::get<tensor<double>>(t));
 }
-inline core::any_tensor service_add(const core::any_tensor& a, const core::any_tensor& b) {
-  return on_floating(a, [&](const auto& x) -> core::any_tensor {
-    using T = typename std::decay_t<decltype(x)>::value_type;
-    return tensor<T>(expr::leaf<T>{x} + expr::leaf<T>{std::get<tensor<T>>(b)});
-  });
+inline core::any_tensor service_apply(const expr::op_table& op, const core::any_tensor* args);
+inline core::any_tensor apply_to(const expr::op_table& op, const core::any_tensor* args, const fg::shape& out);
+inline void record_program(const expr::program& p, std::span<const core::any_tensor> leaves,
+                           std::span<const core::cell> literals, const fg::shape& iter, const fg::shape& gshape,
+                           const core::any_tensor& out);
+/// The identity op's table for t's floating type (a cast to its own type): what a broadcast
+/// and a sum over broadcast axes record.
+inline const expr::op_table& identity_table(const core::any_tensor& t) {
+  return std::holds_alternative<tensor<float>>(t) ? table_of<ops::cast_op<float>, float>()
+                                                  : table_of<ops::cast_op<double>, double>();
 }
+inline core::any_tensor service_add(const core::any_tensor& a, const core::any_tensor& b) {
+  const core::any_tensor args[2] = {a, b};
+  return service_apply(std::holds_alternative<tensor<float>>(a) ? table_of<ops::add_op, float, float>()
+                                                                 : table_of<ops::add_op, double, double>(),
+                       args);
+}
+/// t (float32 or float64) summed over the axes it has beyond s or where s is 1: recorded as the
+/// identity over t's shape with an upstream gradient of s's elements, whose backward step
+/// broadcasts it back.
 inline core::any_tensor service_sum_to(const core::any_tensor& t, const fg::shape& s) {
-  return on_floating(t, [&](const auto& x) -> core::any_tensor {
-    using T = typename std::decay_t<decltype(x)>::value_type;
-    fg::shape iter = x.shape();
-    // A gradient of a broadcast operand: sum over the axes it was broadcast along.
-    return sum_to(expr::leaf<T>{x}, iter, s);
-  });
+  const fg::shape& iter = core::shape_of(t);
+  if (iter == s) return t;
+#if defined(FUSEGRAD_DEVICE)
+  if (core::device_of(t).is_gpu())
+    return on_floating(t, [&](const auto& x) -> core::any_tensor {
+      using T = typename std::decay_t<decltype(x)>::value_type;
+      return sum_to(expr::leaf<T>{x}, iter, s);
+    });
+#endif
+  fg::shape keep;
+  const std::size_t off = iter.rank() - s.rank();
+  for (std::size_t d = 0; d < iter.rank(); ++d) keep.push_back(d < off ? 1 : s[d - off]);
+  core::any_tensor r = on_floating(t, [&](const auto& x) -> core::any_tensor { return autodiff::sum_host_to(x, iter, s); });
+  if (core::checking_numerics()) [[unlikely]]
+    if (const core::nonfinite f = core::find_nonfinite(r))
+      autodiff::engines().report_nonfinite(*identity_table(t).unit(), std::span(&t, 1), {}, s, f, "reduce_sum");
+  if (autodiff::recording()) record_program(*identity_table(t).unit(), std::span(&t, 1), {}, iter, keep, r);
+  return r;
 }
 inline core::any_tensor service_broadcast(const core::any_tensor& t, const fg::shape& s) {
-  return on_floating(t, [&](const auto& x) -> core::any_tensor {
-    using T = typename std::decay_t<decltype(x)>::value_type;
-    return evaluate_to(expr::leaf<T>{x}, s);
-  });
+  if (core::shape_of(t) == s) return t;
+#if defined(FUSEGRAD_DEVICE)
+  if (core::device_of(t).is_gpu())
+    return on_floating(t, [&](const auto& x) -> core::any_tensor {
+      using T = typename std::decay_t<decltype(x)>::value_type;
+      return evaluate_to(expr::leaf<T>{x}, s);
+    });
+#endif
+  return apply_to(identity_table(t), &t, s);
 }
 inline core::any_tensor service_reshape(const core::any_tensor& t, const fg::shape& s) {
   return on_floating(t, [&](const auto& x) -> core::any_tensor { return reshape(x, s); });
@@ -363,6 +398,10 @@ inline core::any_tensor service_apply(const expr::op_table& op, const core::any_
       throw device_error(core::cat("fusegrad: ", op.name, " on ", d.str(), " needs the device backend"));
     return op.device_forward(args);
   }
+  return apply_to(op, args, out);
+}
+/// op applied to host tensors broadcast to `out` (which their shapes broadcast to), recorded.
+inline core::any_tensor apply_to(const expr::op_table& op, const core::any_tensor* args, const fg::shape& out) {
   core::any_tensor r = make_any_tensor(op.result, out);
   ++core::counters().passes;
   const std::size_t n = out.elements(), elem = core::size_of(op.result);
