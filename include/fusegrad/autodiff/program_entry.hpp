@@ -184,7 +184,9 @@ struct scalar_view {
 /// gradient as a number (point_backward), and gradient() passes numbers (scalar_grad) between
 /// such entries without making tensors. When a tape would record the step (a persistent tape
 /// differentiating its own gradient, nested tapes), run() rebuilds one-element tensors bearing
-/// the original ids and replays the program op by op, as a fused entry would.
+/// the original ids and replays the program op by op, as a fused entry would. L and C: room for
+/// so many leaf positions and literals; the program says how many it has (Note [type-erased
+/// recording], eager/evaluate.hpp).
 template <std::size_t L, std::size_t C>
 struct scalar_entry final : backward_fn {
   const expr::program* prog;
@@ -225,8 +227,9 @@ struct scalar_entry final : backward_fn {
   }
 
   void run(std::span<const any_grad> upstream, std::span<const bool> needed, std::span<any_grad> grads) override {
-    const scalar_view v{values.data(), literals.data(), L, C, at.ids.data(), at.ranks.data(), at.input_of.data(),
-                        at.types.data(), at.input_ranks.data(), at.n_inputs, at.iter_rank, at.g_rank};
+    const scalar_view v{values.data(), literals.data(), prog->leaves,     prog->literals,
+                        at.ids.data(),  at.ranks.data(),   at.input_of.data(), at.types.data(),
+                        at.input_ranks.data(), at.n_inputs, at.iter_rank,   at.g_rank};
     engines().scalar_replay(*prog, v, upstream, needed, grads);
   }
 };

@@ -5,12 +5,12 @@
 ///
 /// Note [separate engines]: a translation unit that constructs a gradient_tape compiles the
 /// engines behind that table and gradient_tape's constructor, destructor and backward walk
-/// (autodiff/tape_walk.hpp), whatever else it does: about 6 s of CPU time at -O2 with GCC 12
-/// (docs/benchmarks.md, "Compile time"). By default every such unit compiles them, so the
-/// library stays header-only. A program of several units can compile them once instead: define
-/// FUSEGRAD_SEPARATE_ENGINES in every unit of the program (a compiler flag, so that no unit
-/// differs), and include this header in exactly one of its source files. Then the other
-/// headers declare install_entry_engines() and those members of gradient_tape
+/// (autodiff/tape_walk.hpp), whatever else it does: about 3 s of CPU time at -O2 with GCC 12
+/// over the header's 2 s (docs/benchmarks.md, "Compile time"). By default every such unit
+/// compiles them, so the library stays header-only. A program of several units can compile them
+/// once instead: define FUSEGRAD_SEPARATE_ENGINES in every unit of the program (a compiler flag,
+/// so that no unit differs), and include this header in exactly one of its source files. Then
+/// the other headers declare install_entry_engines() and those members of gradient_tape
 /// (gradient_tape::backward and its passes, the constructor and the destructor) and never
 /// define them; that source file defines them (their linkage is FG_ENGINES_INLINE,
 /// core/config.hpp). That file also compiles the op tables, reductions and products of Note

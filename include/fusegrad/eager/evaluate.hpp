@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cstring>
 #include <memory>
 
 #include "../autodiff/program_entry.hpp"
@@ -33,48 +34,200 @@ std::uint8_t input_index(const Ids& ids, std::size_t n, tensor_id id) {
   return k;
 }
 
-/// Records a one-element host evaluation as a scalar entry (Note [scalar entries]).
+/// Note [type-erased recording]: what the recording of an evaluation needs of each leaf is the
+/// same whatever the expression: its id, shape, element type, first value and tensor. So an
+/// expression only lists its leaves (leaf_ref) and literals and hands them, with its program,
+/// to code written once: record_evaluation (a fused entry) and report_evaluation (numerics
+/// checks), compiled once per translation unit rather than once per expression, and
+/// record_scalar_as (a scalar entry), inlined where scalar code records one op per statement
+/// but instantiated for four entry sizes only. A unit of many expressions (a training step)
+/// then compiles each expression's forward loop and program, not its own copy of the recording.
+struct leaf_ref {
+  const void* tensor;  ///< the leaf's tensor<T>, T of element type `type`
+  const fg::shape* shape;
+  const void* data;
+  tensor_id id;
+  dtype type;
+};
+template <class T>
+leaf_ref ref_of(const tensor<T>& t) {
+  return {&t, &t.shape(), t.data(), t.id(), dtype_of<T>()};
+}
+/// The leaf's tensor, shared.
+inline core::any_tensor tensor_of(const leaf_ref& l) {
+  switch (l.type) {
+    case dtype::float32: return *static_cast<const tensor<float>*>(l.tensor);
+    case dtype::float64: return *static_cast<const tensor<double>*>(l.tensor);
+    case dtype::int32: return *static_cast<const tensor<std::int32_t>*>(l.tensor);
+    case dtype::int64: return *static_cast<const tensor<std::int64_t>*>(l.tensor);
+    case dtype::boolean: return *static_cast<const tensor<bool>*>(l.tensor);
+  }
+  return {};
+}
+/// The first element of a host leaf.
+inline core::cell first_cell(const leaf_ref& l) {
+  core::cell c{};
+  switch (l.type) {  // constant sizes, so that each copy is one move
+    case dtype::float64:
+    case dtype::int64: std::memcpy(c.bytes, l.data, 8); break;
+    case dtype::float32:
+    case dtype::int32: std::memcpy(c.bytes, l.data, 4); break;
+    case dtype::boolean: std::memcpy(c.bytes, l.data, 1); break;
+  }
+  return c;
+}
+inline bool is_floating(dtype t) { return t == dtype::float32 || t == dtype::float64; }
+/// Where collect_literals writes an expression's literals: an array of the right size.
+struct cell_sink {
+  core::cell* out;
+  std::size_t n = 0;
+  void push_back(const core::cell& c) { out[n++] = c; }
+};
+/// An expression's leaves and literals, in program order, as the type-erased recording and
+/// checks take them.
 template <class E>
-void record_scalar(const E& e, std::size_t iter_rank, std::size_t g_rank, const tensor<typename E::value_type>& out) {
-  constexpr std::size_t L = expr::leaf_count<E>::value, C = expr::literal_count<E>::value;
+struct evaluation_refs {
+  static constexpr std::size_t L = expr::leaf_count<E>::value, C = expr::literal_count<E>::value;
+  std::array<leaf_ref, L> leaves;
+  std::array<core::cell, (C > 0 ? C : 1)> lits;
+  explicit evaluation_refs(const E& e) {
+    std::size_t q = 0;
+    expr::for_each_leaf(e, [&](const auto& l) FG_INLINE { leaves[q++] = ref_of(l.value); });
+    if constexpr (C > 0) {
+      cell_sink sink{lits.data()};
+      collect_literals(e, sink);
+    }
+  }
+  std::span<const core::cell> literals() const { return {lits.data(), C}; }
+};
+
+/// The leaf room of the scalar entry that records an expression of `leaves` leaves and `lits`
+/// literals (room for as many literals, or one for rooms of 1 and 2): a few sizes, so that the
+/// entry types are few, and an entry takes its size's room in the arena (Note [entry arena]);
+/// scalar code records mostly ops of one or two tensors and at most one literal.
+constexpr std::size_t scalar_room(std::size_t leaves, std::size_t lits) {
+  if (leaves <= 1 && lits <= 1) return 1;
+  if (leaves <= 2 && lits <= 1) return 2;
+  return leaves <= 4 && lits <= 4 ? 4 : 8;
+}
+/// Records a one-element host evaluation of program p as a scalar entry of room for L leaves and
+/// C literals (Note [scalar entries]). Inlined: scalar code records one per statement, and the
+/// call alone cost a tenth of a recorded op (benchmarks/tape_overhead).
+template <std::size_t L, std::size_t C>
+FG_INLINE inline void record_scalar_as(const expr::program& p, std::span<const leaf_ref> leaves,
+                                       std::span<const core::cell> lits, std::size_t iter_rank, std::size_t g_rank,
+                                       tensor_id out_id, const autodiff::slot_meta& out_meta) {
   std::array<tensor_id, L> input_ids;
   autodiff::scalar_layout<L> at;
   at.iter_rank = static_cast<std::uint8_t>(iter_rank);
   at.g_rank = static_cast<std::uint8_t>(g_rank);
   std::array<core::cell, L> values;
-  std::size_t p = 0;
-  expr::for_each_leaf(e, [&](const auto& l) FG_INLINE {
-    using T = typename std::remove_cvref_t<decltype(l)>::value_type;
-    values[p] = core::cell::of(*l.value.data());
-    at.ids[p] = l.value.id();
-    at.ranks[p] = static_cast<std::uint8_t>(l.value.rank());
-    at.input_of[p] = autodiff::no_input;
-    if constexpr (std::is_floating_point_v<T>) {
-      const std::uint8_t k = input_index(input_ids, at.n_inputs, at.ids[p]);
+  for (std::size_t q = 0; q < leaves.size(); ++q) {
+    const leaf_ref& l = leaves[q];
+    values[q] = first_cell(l);
+    at.ids[q] = l.id;
+    at.ranks[q] = static_cast<std::uint8_t>(l.shape->rank());
+    at.input_of[q] = autodiff::no_input;
+    if (is_floating(l.type)) {
+      const std::uint8_t k = input_index(input_ids, at.n_inputs, l.id);
       if (k == at.n_inputs) {
-        input_ids[k] = at.ids[p];
-        at.types[k] = dtype_of<T>();
-        at.input_ranks[k] = at.ranks[p];
+        input_ids[k] = l.id;
+        at.types[k] = l.type;
+        at.input_ranks[k] = at.ranks[q];
         ++at.n_inputs;
       }
-      at.input_of[p] = k;
+      at.input_of[q] = k;
     }
-    ++p;
-  });
+  }
   if (at.n_inputs == 0) return;
-  const tensor_id outs[1] = {out.id()};
-  const autodiff::slot_meta out_meta = autodiff::meta_of(out);
+  const tensor_id outs[1] = {out_id};
   autodiff::record(std::span<const tensor_id>(input_ids.data(), at.n_inputs), outs, &out_meta, [&] {
     using S = autodiff::scalar_entry<L, C>;
-    auto fn = autodiff::make_arena_entry<S>(program_of<E>(), values, at);
-    if constexpr (C > 0) {
-      core::small_vector<core::cell, C> lits;
-      collect_literals(e, lits);
-      std::copy(lits.begin(), lits.end(), static_cast<S*>(fn.get())->literals.begin());
-    }
+    auto fn = autodiff::make_arena_entry<S>(p, values, at);
+    std::copy(lits.begin(), lits.end(), static_cast<S*>(fn.get())->literals.begin());
     return fn;
   });
 }
+
+/// Records an evaluation of program p over `leaves` and `lits` (evaluated on device d over
+/// `iter`, its upstream gradient reshaped to `gshape`, its result of shape `out_shape` and id
+/// `out_id`) as a fused entry on the tapes that track one of its floating-point leaves (Note
+/// [type-erased recording]). `derivative`: the saved derivative (Note [saved derivative]),
+/// taken by the entry; null when none was saved.
+inline void record_evaluation(const expr::program& p, std::span<const leaf_ref> leaves,
+                              std::span<const core::cell> lits, const fg::shape& iter, const fg::shape& gshape,
+                              fg::device d, const fg::shape& out_shape, tensor_id out_id,
+                              core::any_tensor* derivative) {
+  const autodiff::slot_meta out_meta{&out_shape, p.types[p.result()], d};
+  core::small_vector<std::uint8_t, 4> input_of;
+  core::small_vector<autodiff::program_input, 2> inputs;
+  autodiff::id_list ids;
+  for (const leaf_ref& l : leaves) {
+    std::uint8_t k = autodiff::no_input;
+    if (is_floating(l.type)) {
+      k = input_index(ids, ids.size(), l.id);
+      if (k == ids.size()) {
+        ids.push_back(l.id);
+        inputs.push_back({l.id, *l.shape, l.type});
+      }
+    }
+    input_of.push_back(k);
+  }
+  if (ids.empty()) return;
+  const tensor_id outs[1] = {out_id};
+  autodiff::record(std::span<const tensor_id>(ids.data(), ids.size()), outs, &out_meta, [&] {
+    // From the block cache (Note [buffer cache]): an entry holds shapes and tensors, often
+    // a kilobyte, which malloc serves slowly in a loop.
+    auto fn = std::allocate_shared<autodiff::fused_entry>(core::host_allocator<autodiff::fused_entry>{}, p);
+    for (const leaf_ref& l : leaves) fn->leaves.push_back(tensor_of(l));
+    for (const core::cell& c : lits) fn->literals.push_back(c);
+    fn->input_of = std::move(input_of);
+    fn->inputs = std::move(inputs);
+    fn->iter = iter;
+    fn->gshape = gshape;
+    if (derivative) fn->derivative = std::move(*derivative);
+    return std::shared_ptr<autodiff::backward_fn>(std::move(fn));
+  });
+}
+
+#if defined(FUSEGRAD_DEVICE)
+/// record_fused on a device: the entry also keeps the expression (Note [device backward]).
+template <class E>
+void record_on_device(const E& e, const fg::shape& iter, const fg::shape& gshape, fg::device d,
+                      const tensor<typename E::value_type>& out, tensor<typename E::value_type>* derivative) {
+  core::small_vector<std::uint8_t, 4> input_of;
+  core::small_vector<autodiff::program_input, 2> inputs;
+  autodiff::id_list ids;
+  expr::for_each_leaf(e, [&](const auto& l) {
+    using T = typename std::remove_cvref_t<decltype(l)>::value_type;
+    std::uint8_t k = autodiff::no_input;
+    if constexpr (std::is_floating_point_v<T>) {
+      const tensor_id id = l.value.id();
+      k = input_index(ids, ids.size(), id);
+      if (k == ids.size()) {
+        ids.push_back(id);
+        inputs.push_back({id, l.value.shape(), dtype_of<T>()});
+      }
+    }
+    input_of.push_back(k);
+  });
+  if (ids.empty()) return;
+  const tensor_id outs[1] = {out.id()};
+  const autodiff::slot_meta out_meta = autodiff::meta_of(out);
+  autodiff::record(std::span<const tensor_id>(ids.data(), ids.size()), outs, &out_meta, [&] {
+    auto fn = std::allocate_shared<device_fused_entry<E>>(core::host_allocator<device_fused_entry<E>>{},
+                                                          program_of<E>(), e);
+    expr::for_each_leaf(e, [&](const auto& l) { fn->leaves.push_back(l.value); });
+    collect_literals(e, fn->literals);
+    fn->input_of = std::move(input_of);
+    fn->inputs = std::move(inputs);
+    fn->iter = iter;
+    fn->gshape = gshape;
+    if (derivative) fn->derivative = std::move(*derivative);
+    return std::shared_ptr<autodiff::backward_fn>(std::move(fn));
+  });
+}
+#endif
 
 /// Records e (evaluated on device d over `iter`, its upstream gradient reshaped to `gshape`) on
 /// the tapes that track one of its floating-point leaves. `derivative`: the saved derivative
@@ -82,49 +235,25 @@ void record_scalar(const E& e, std::size_t iter_rank, std::size_t g_rank, const 
 template <class E>
 void record_fused(const E& e, const fg::shape& iter, const fg::shape& gshape, fg::device d,
                   const tensor<typename E::value_type>& out, tensor<typename E::value_type>* derivative = nullptr) {
-  constexpr std::size_t L = expr::leaf_count<E>::value;
-  if constexpr (L > 0) {
-    if (iter.elements() == 1 && d.is_cpu() && !derivative) return record_scalar(e, iter.rank(), gshape.rank(), out);
-    core::small_vector<std::uint8_t, 4> input_of;
-    core::small_vector<autodiff::program_input, 2> inputs;
-    autodiff::id_list ids;
-    expr::for_each_leaf(e, [&](const auto& l) {
-      using T = typename std::remove_cvref_t<decltype(l)>::value_type;
-      std::uint8_t k = autodiff::no_input;
-      if constexpr (std::is_floating_point_v<T>) {
-        const tensor_id id = l.value.id();
-        k = input_index(ids, ids.size(), id);
-        if (k == ids.size()) {
-          ids.push_back(id);
-          inputs.push_back({id, l.value.shape(), dtype_of<T>()});
-        }
-      }
-      input_of.push_back(k);
-    });
-    if (ids.empty()) return;
-    const tensor_id outs[1] = {out.id()};
-    const autodiff::slot_meta out_meta = autodiff::meta_of(out);
-    autodiff::record(std::span<const tensor_id>(ids.data(), ids.size()), outs, &out_meta, [&] {
-      // From the block cache (Note [buffer cache]): an entry holds shapes and tensors, often
-      // a kilobyte, which malloc serves slowly in a loop.
-      std::shared_ptr<autodiff::fused_entry> fn;
+  if constexpr (expr::leaf_count<E>::value > 0) {
 #if defined(FUSEGRAD_DEVICE)
-      if (d.is_gpu())
-        fn = std::allocate_shared<device_fused_entry<E>>(core::host_allocator<device_fused_entry<E>>{}, program_of<E>(),
-                                                         e);
+    // On a device the entry also keeps the expression (Note [device backward]).
+    if (d.is_gpu()) return record_on_device(e, iter, gshape, d, out, derivative);
 #endif
-      if (!fn)
-        fn =
-            std::allocate_shared<autodiff::fused_entry>(core::host_allocator<autodiff::fused_entry>{}, program_of<E>());
-      expr::for_each_leaf(e, [&](const auto& l) { fn->leaves.push_back(l.value); });
-      collect_literals(e, fn->literals);
-      fn->input_of = std::move(input_of);
-      fn->inputs = std::move(inputs);
-      fn->iter = iter;
-      fn->gshape = gshape;
-      if (derivative) fn->derivative = std::move(*derivative);
-      return std::shared_ptr<autodiff::backward_fn>(std::move(fn));
-    });
+    using R = evaluation_refs<E>;
+    const R refs(e);
+    if constexpr (R::L <= 8 && R::C <= 8) {
+      if (iter.elements() == 1 && d.is_cpu() && !derivative) {
+        constexpr std::size_t l = scalar_room(R::L, R::C), c = l <= 2 ? 1 : l;
+        const autodiff::slot_meta out_meta = autodiff::meta_of(out);
+        return record_scalar_as<l, c>(program_of<E>(), refs.leaves, refs.literals(), iter.rank(), gshape.rank(),
+                                      out.id(), out_meta);
+      }
+    }
+    core::any_tensor dv;
+    if (derivative) dv = std::move(*derivative);
+    record_evaluation(program_of<E>(), refs.leaves, refs.literals(), iter, gshape, d, out.shape(), out.id(),
+                      derivative ? &dv : nullptr);
   }
 }
 
@@ -168,16 +297,21 @@ void record_fused(const E& e, const fg::shape& iter, const fg::shape& gshape, fg
                               " values in a result of shape ", out, " (check_numerics)"));
 }
 
+/// The error for an evaluation of program p whose result, of shape `out`, holds what f says.
+inline void report_evaluation(const expr::program& p, std::span<const leaf_ref> leaves,
+                              std::span<const core::cell> literals, const fg::shape& out, core::nonfinite f,
+                              const char* reduction) {
+  core::small_vector<core::any_tensor, 4> tensors;
+  for (const leaf_ref& l : leaves) tensors.push_back(tensor_of(l));
+  autodiff::engines().report_nonfinite(p, tensors, literals, out, f, reduction);
+}
 /// Checks the result r of evaluating e (then reduced by `reduction`, if given): Note [numerics checks].
 template <class E, class T>
 void check_evaluation(const E& e, const tensor<T>& r, const char* reduction = nullptr) {
   const core::nonfinite f = core::find_nonfinite(r);
   if (!f) return;
-  core::small_vector<core::any_tensor, 4> leaves;
-  expr::for_each_leaf(e, [&](const auto& l) { leaves.push_back(l.value); });
-  core::small_vector<core::cell, 2> literals;
-  collect_literals(e, literals);
-  autodiff::engines().report_nonfinite(program_of<E>(), leaves, literals, r.shape(), f, reduction);
+  const evaluation_refs<E> refs(e);
+  report_evaluation(program_of<E>(), refs.leaves, refs.literals(), r.shape(), f, reduction);
 }
 
 /// Evaluates e broadcast to `out` in one fused pass, recorded.
@@ -297,7 +431,8 @@ inline core::any_tensor service_sum_to(const core::any_tensor& t, const fg::shap
   fg::shape keep;
   const std::size_t off = iter.rank() - s.rank();
   for (std::size_t d = 0; d < iter.rank(); ++d) keep.push_back(d < off ? 1 : s[d - off]);
-  core::any_tensor r = on_floating(t, [&](const auto& x) -> core::any_tensor { return autodiff::sum_host_to(x, iter, s); });
+  core::any_tensor r =
+      on_floating(t, [&](const auto& x) -> core::any_tensor { return autodiff::sum_host_to(x, iter, s); });
   if (core::checking_numerics()) [[unlikely]]
     if (const core::nonfinite f = core::find_nonfinite(r))
       autodiff::engines().report_nonfinite(*identity_table(t).unit(), std::span(&t, 1), {}, s, f, "reduce_sum");
