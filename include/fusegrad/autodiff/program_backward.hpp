@@ -171,9 +171,7 @@ class broadcast_reader {
 
 template <class T>
 tensor<T> sum_host_to(const tensor<T>& t, const fg::shape& iter, const fg::shape& target) {
-  fg::shape keep;
-  const std::size_t off = iter.rank() - target.rank();
-  for (std::size_t d = 0; d < iter.rank(); ++d) keep.push_back(d < off ? 1 : target[d - off]);
+  const fg::shape keep = core::padded_to_rank(target, iter.rank());
   using A = typename ops::sum_reducer<T>::acc;
   std::vector<A> acc(keep.elements(), A(0));
   host::reduce_host<ops::sum_reducer<T>>(expr::leaf<T>{t}, iter, keep, acc.data());

@@ -181,6 +181,14 @@ inline shape ones_shape(std::size_t rank) {
   return s;
 }
 
+/// target (a shape that broadcasts to a shape of `rank` dimensions) with leading 1s up to
+/// `rank`: the kept dimensions of a sum over the axes it was broadcast along.
+inline shape padded_to_rank(const shape& target, std::size_t rank) {
+  shape keep;
+  const std::size_t off = rank - target.rank();
+  for (std::size_t d = 0; d < rank; ++d) keep.push_back(d < off ? 1 : target[d - off]);
+  return keep;
+}
 /// Numpy broadcasting of two shapes; throws shape_error naming `op` and both shapes.
 inline shape broadcast_shapes(const shape& a, const shape& b, const char* op) {
   if (b.rank() == 0 || a == b) return a;

@@ -153,11 +153,15 @@ FG_INLINE inline void record_scalar_as(const expr::program& p, std::span<const l
 /// `iter`, its upstream gradient reshaped to `gshape`, its result of shape `out_shape` and id
 /// `out_id`) as a fused entry on the tapes that track one of its floating-point leaves (Note
 /// [type-erased recording]). `derivative`: the saved derivative (Note [saved derivative]),
-/// taken by the entry; null when none was saved.
+/// taken by the entry; null when none was saved. `make_entry(p, context)`, when given, makes
+/// the entry (a device entry that also keeps its expression, Note [device backward]); by
+/// default it is a plain fused_entry.
+using entry_maker = std::shared_ptr<autodiff::fused_entry> (*)(const expr::program& p, const void* context);
 inline void record_evaluation(const expr::program& p, std::span<const leaf_ref> leaves,
                               std::span<const core::cell> lits, const fg::shape& iter, const fg::shape& gshape,
                               fg::device d, const fg::shape& out_shape, tensor_id out_id,
-                              core::any_tensor* derivative) {
+                              core::any_tensor* derivative, entry_maker make_entry = nullptr,
+                              const void* context = nullptr) {
   const autodiff::slot_meta out_meta{&out_shape, p.types[p.result()], d};
   core::small_vector<std::uint8_t, 4> input_of;
   core::small_vector<autodiff::program_input, 2> inputs;
@@ -178,7 +182,9 @@ inline void record_evaluation(const expr::program& p, std::span<const leaf_ref> 
   autodiff::record(std::span<const tensor_id>(ids.data(), ids.size()), outs, &out_meta, [&] {
     // From the block cache (Note [buffer cache]): an entry holds shapes and tensors, often
     // a kilobyte, which malloc serves slowly in a loop.
-    auto fn = std::allocate_shared<autodiff::fused_entry>(core::host_allocator<autodiff::fused_entry>{}, p);
+    std::shared_ptr<autodiff::fused_entry> fn =
+        make_entry ? make_entry(p, context)
+                   : std::allocate_shared<autodiff::fused_entry>(core::host_allocator<autodiff::fused_entry>{}, p);
     for (const leaf_ref& l : leaves) fn->leaves.push_back(tensor_of(l));
     for (const core::cell& c : lits) fn->literals.push_back(c);
     fn->input_of = std::move(input_of);
@@ -195,37 +201,15 @@ inline void record_evaluation(const expr::program& p, std::span<const leaf_ref> 
 template <class E>
 void record_on_device(const E& e, const fg::shape& iter, const fg::shape& gshape, fg::device d,
                       const tensor<typename E::value_type>& out, tensor<typename E::value_type>* derivative) {
-  core::small_vector<std::uint8_t, 4> input_of;
-  core::small_vector<autodiff::program_input, 2> inputs;
-  autodiff::id_list ids;
-  expr::for_each_leaf(e, [&](const auto& l) {
-    using T = typename std::remove_cvref_t<decltype(l)>::value_type;
-    std::uint8_t k = autodiff::no_input;
-    if constexpr (std::is_floating_point_v<T>) {
-      const tensor_id id = l.value.id();
-      k = input_index(ids, ids.size(), id);
-      if (k == ids.size()) {
-        ids.push_back(id);
-        inputs.push_back({id, l.value.shape(), dtype_of<T>()});
-      }
-    }
-    input_of.push_back(k);
-  });
-  if (ids.empty()) return;
-  const tensor_id outs[1] = {out.id()};
-  const autodiff::slot_meta out_meta = autodiff::meta_of(out);
-  autodiff::record(std::span<const tensor_id>(ids.data(), ids.size()), outs, &out_meta, [&] {
-    auto fn = std::allocate_shared<device_fused_entry<E>>(core::host_allocator<device_fused_entry<E>>{},
-                                                          program_of<E>(), e);
-    expr::for_each_leaf(e, [&](const auto& l) { fn->leaves.push_back(l.value); });
-    collect_literals(e, fn->literals);
-    fn->input_of = std::move(input_of);
-    fn->inputs = std::move(inputs);
-    fn->iter = iter;
-    fn->gshape = gshape;
-    if (derivative) fn->derivative = std::move(*derivative);
-    return std::shared_ptr<autodiff::backward_fn>(std::move(fn));
-  });
+  const evaluation_refs<E> refs(e);
+  core::any_tensor dv;
+  if (derivative) dv = std::move(*derivative);
+  const entry_maker make = [](const expr::program& p, const void* ex) -> std::shared_ptr<autodiff::fused_entry> {
+    return std::allocate_shared<device_fused_entry<E>>(core::host_allocator<device_fused_entry<E>>{}, p,
+                                                       *static_cast<const E*>(ex));
+  };
+  record_evaluation(program_of<E>(), refs.leaves, refs.literals(), iter, gshape, d, out.shape(), out.id(),
+                    derivative ? &dv : nullptr, make, &e);
 }
 #endif
 
@@ -362,9 +346,7 @@ tensor<T> mean_to(const E& e, const fg::shape& iter, const fg::shape& keep, std:
 template <class E, class T = typename E::value_type>
 tensor<T> sum_to(const E& e, const fg::shape& iter, const fg::shape& target) {
   if (target == iter) return evaluate_to(e, iter);
-  fg::shape keep;
-  const std::size_t off = iter.rank() - target.rank();
-  for (std::size_t d = 0; d < iter.rank(); ++d) keep.push_back(d < off ? 1 : target[d - off]);
+  const fg::shape keep = core::padded_to_rank(target, iter.rank());
   const fg::device dev = dispatch::common_device(e);
   tensor<T> r(target, dev);
   if constexpr (may_save_derivative<E>()) {
@@ -428,9 +410,7 @@ inline core::any_tensor service_sum_to(const core::any_tensor& t, const fg::shap
       return sum_to(expr::leaf<T>{x}, iter, s);
     });
 #endif
-  fg::shape keep;
-  const std::size_t off = iter.rank() - s.rank();
-  for (std::size_t d = 0; d < iter.rank(); ++d) keep.push_back(d < off ? 1 : s[d - off]);
+  const fg::shape keep = core::padded_to_rank(s, iter.rank());
   core::any_tensor r =
       on_floating(t, [&](const auto& x) -> core::any_tensor { return autodiff::sum_host_to(x, iter, s); });
   if (core::checking_numerics()) [[unlikely]]
@@ -481,38 +461,20 @@ inline core::any_tensor make_any_tensor(dtype d, const fg::shape& s) {
 }
 
 /// Records an evaluation of program p (its leaves and literals given) on the tapes that track
-/// one of its floating-point leaves: the type-erased twin of record_fused.
+/// one of its floating-point leaves: record_fused for tensors known only at run time.
 inline void record_program(const expr::program& p, std::span<const core::any_tensor> leaves,
                            std::span<const core::cell> literals, const fg::shape& iter, const fg::shape& gshape,
                            const core::any_tensor& out) {
-  core::small_vector<std::uint8_t, 4> input_of;
-  core::small_vector<autodiff::program_input, 2> inputs;
-  autodiff::id_list ids;
-  for (std::size_t q = 0; q < leaves.size(); ++q) {
-    std::uint8_t k = autodiff::no_input;
-    if (p.types[q] == dtype::float32 || p.types[q] == dtype::float64) {
-      const tensor_id id = core::id_of(leaves[q]);
-      k = input_index(ids, ids.size(), id);
-      if (k == ids.size()) {
-        ids.push_back(id);
-        inputs.push_back({id, core::shape_of(leaves[q]), p.types[q]});
-      }
-    }
-    input_of.push_back(k);
-  }
-  if (ids.empty()) return;
-  const tensor_id outs[1] = {core::id_of(out)};
-  const autodiff::slot_meta out_meta{&core::shape_of(out), p.types[p.result()], core::device_of(out)};
-  autodiff::record(std::span<const tensor_id>(ids.data(), ids.size()), outs, &out_meta, [&] {
-    auto fn = std::allocate_shared<autodiff::fused_entry>(core::host_allocator<autodiff::fused_entry>{}, p);
-    for (const core::any_tensor& l : leaves) fn->leaves.push_back(l);
-    for (const core::cell& c : literals) fn->literals.push_back(c);
-    fn->input_of = std::move(input_of);
-    fn->inputs = std::move(inputs);
-    fn->iter = iter;
-    fn->gshape = gshape;
-    return std::shared_ptr<autodiff::backward_fn>(std::move(fn));
-  });
+  core::small_vector<leaf_ref, 4> refs;
+  for (const core::any_tensor& l : leaves)
+    refs.push_back(std::visit(
+        [](const auto& t) -> leaf_ref {
+          if constexpr (std::is_same_v<std::decay_t<decltype(t)>, std::monostate>) return {};
+          else return ref_of(t);
+        },
+        l));
+  record_evaluation(p, refs, literals, iter, gshape, core::device_of(out), core::shape_of(out), core::id_of(out),
+                    nullptr);
 }
 
 /// One program op applied to tensors as an eager op: one pass over the broadcast shape, in
