@@ -3,7 +3,6 @@
 /// expr/program.hpp): what the backward engines run (autodiff/program_backward.hpp). Each
 /// table is compiled once per op and operand element types.
 
-#include <initializer_list>
 #include <tuple>
 #include <utility>
 
@@ -20,11 +19,33 @@ template <class Op, class... V> const expr::op_table& table_of();
 
 template <class E> const expr::program& program_of();
 
-template <class E>
-expr::rule_program rule_program_of(const E& rule, std::initializer_list<dtype> slot_types);
+template <class E, class... Slot>
+expr::rule_program rule_program_of(const E& rule);
 
 template <class E, class Out>
 void collect_literals(const E& e, Out& out);
+
+/// Number of ops in expression E.
+template <class E> struct op_count : std::integral_constant<std::size_t, 0> {};
+template <class Op, class... A>
+struct op_count<expr::node<Op, A...>> : std::integral_constant<std::size_t, (1 + ... + op_count<A>::value)> {};
+/// Number of literals in E that are not a rule's slot leaves.
+template <class E>
+struct value_literal_count
+    : std::integral_constant<std::size_t, expr::is_literal<E>::value && !expr::is_slot<E>::value ? 1 : 0> {};
+template <class Op, class... A>
+struct value_literal_count<expr::node<Op, A...>>
+    : std::integral_constant<std::size_t, (0 + ... + value_literal_count<A>::value)> {};
+
+/// A program as constants (Note [programs], expr/program.hpp): N ops over S slots, made into a
+/// program by code compiled once (expr::make_program).
+template <std::size_t N, std::size_t S>
+struct program_desc {
+  std::uint16_t leaves = 0, literals = 0;
+  std::array<expr::instr_desc, (N > 0 ? N : 1)> code{};
+  std::array<dtype, S> types{};
+  expr::program make() const { return expr::make_program(leaves, literals, code.data(), N, types.data(), S); }
+};
 
 /// The rules of Op over operands of element types V, as the functions of its op table.
 template <class Op, class... V>
@@ -63,17 +84,23 @@ struct op_rules {
     host::detail::evaluate_slots(slot_vjp<I>(), m, static_cast<operand<I>*>(out), slots);
   }
 
+  /// The rules on one element: the scalar path of the block loops' kernels over slots that
+  /// point at the cells, so that they share those loops' instantiations.
   static core::cell point_forward(const core::cell* a) {
-    return [&]<std::size_t... J>(std::index_sequence<J...>) {
-      return core::cell::of(static_cast<R>(Op{}(a[J].template as<V>()...)));
+    const void* slots[n];
+    for (std::size_t j = 0; j < n; ++j) slots[j] = a[j].bytes;
+    const auto k = [&]<std::size_t... J>(std::index_sequence<J...>) {
+      return expr::make_kernel(expr::node<Op, expr::slot_leaf<V, J>...>(Op{}, expr::slot_leaf<V, J>{}...), fg::shape{});
     }(seq{});
+    return core::cell::of(static_cast<R>(k.eval(expr::flat_access{0, nullptr, nullptr, slots})));
   }
   template <std::size_t I>
   static core::cell point_vjp(core::cell g, const core::cell* a) {
-    return [&]<std::size_t... J>(std::index_sequence<J...>) {
-      const auto e = Op{}.template vjp<I>(expr::literal<R>{g.template as<R>()}, expr::literal<V>{a[J].template as<V>()}...);
-      return core::cell::of(static_cast<operand<I>>(expr::point_value(e)));
-    }(seq{});
+    const void* slots[n + 1];
+    slots[0] = g.bytes;
+    for (std::size_t j = 0; j < n; ++j) slots[j + 1] = a[j].bytes;
+    const auto k = expr::make_kernel(slot_vjp<I>(), fg::shape{});
+    return core::cell::of(static_cast<operand<I>>(k.eval(expr::flat_access{0, nullptr, nullptr, slots})));
   }
 
 #if defined(FUSEGRAD_DEVICE)
@@ -83,24 +110,22 @@ struct op_rules {
     }(seq{});
   }
 #endif
+  /// The program of this op alone, as constants.
+  static constexpr program_desc<1, n + 1> unit_desc = [] {
+    program_desc<1, n + 1> d{static_cast<std::uint16_t>(n), 0, {}, {dtype_of<V>()..., dtype_of<R>()}};
+    d.code[0].table = &table_of<Op, V...>;
+    for (std::size_t j = 0; j < n; ++j) d.code[0].args[j] = static_cast<std::uint16_t>(j);
+    return d;
+  }();
   static const expr::program* unit() {
-    static const expr::program p = [] {
-      expr::program q;
-      q.leaves = static_cast<std::uint16_t>(n);
-      q.types = {dtype_of<V>()...};
-      expr::instr in{&table_of<Op, V...>(), {}};
-      for (std::size_t j = 0; j < n; ++j) in.args[j] = static_cast<std::uint16_t>(j);
-      q.code.push_back(in);
-      q.types.push_back(dtype_of<R>());
-      return q;
-    }();
+    static const expr::program p = unit_desc.make();
     return &p;
   }
   /// Operand I's vjp rule as a program (instantiates the tables of the ops it uses, not their
   /// evaluation over tensors: the engines run it op by op).
   template <std::size_t I>
   static const expr::rule_program* vjp_rule() {
-    static const expr::rule_program r = rule_program_of(slot_vjp<I>(), {dtype_of<R>(), dtype_of<V>()...});
+    static const expr::rule_program r = rule_program_of<decltype(slot_vjp<I>()), R, V...>(slot_vjp<I>());
     return &r;
   }
 
@@ -177,61 +202,69 @@ FG_SHARED_OP_TABLES(extern, float)
 FG_SHARED_OP_TABLES(extern, double)
 #endif
 
-/// Appends E's ops to p; returns the slot of its result. A leaf takes the next leaf slot, a
-/// slot leaf (in a rule) the leaf slot it names, a literal the next literal slot.
-template <class E>
-std::uint16_t build_program(expr::program& p, std::uint16_t& leaf, std::uint16_t& lit) {
+/// Describes E's ops into d, at compile time; returns the slot of E's result. A leaf takes the
+/// next leaf slot, a slot leaf (in a rule) the leaf slot it names, a literal the next literal
+/// slot, an op the next op slot.
+template <class E, class D>
+constexpr std::uint16_t describe(D& d, std::uint16_t& leaf, std::uint16_t& lit, std::uint16_t& k) {
   using T = typename E::value_type;
   if constexpr (expr::is_slot<E>::value) {
     return static_cast<std::uint16_t>(expr::is_slot<E>::index);
   } else if constexpr (expr::is_leaf<E>::value) {
-    p.types[leaf] = dtype_of<T>();
+    d.types[leaf] = dtype_of<T>();
     return leaf++;
   } else if constexpr (expr::is_literal<E>::value) {
-    const auto s = static_cast<std::uint16_t>(p.leaves + lit++);
-    p.types[s] = dtype_of<T>();
+    const auto s = static_cast<std::uint16_t>(d.leaves + lit++);
+    d.types[s] = dtype_of<T>();
     return s;
   } else {
     return [&]<class Op, class... A>(std::type_identity<expr::node<Op, A...>>) {
-      expr::instr in{&table_of<Op, typename A::value_type...>(), {}};
+      expr::instr_desc in{&table_of<Op, typename A::value_type...>, {}};
       std::size_t j = 0;
-      ((in.args[j++] = build_program<A>(p, leaf, lit)), ...);
-      p.code.push_back(in);
-      p.types.push_back(dtype_of<T>());
-      return static_cast<std::uint16_t>(p.types.size() - 1);
+      ((in.args[j++] = describe<A>(d, leaf, lit, k)), ...);
+      const auto s = static_cast<std::uint16_t>(d.leaves + d.literals + k);
+      d.code[k++] = in;
+      d.types[s] = dtype_of<T>();
+      return s;
     }(std::type_identity<E>{});
   }
 }
 
+/// The description of E's program over `Leaves` leaves and `Literals` literals. Slot: the
+/// element types of a rule's slot leaves (an expression's leaves give their own).
+template <class E, std::size_t Leaves, std::size_t Literals, class... Slot>
+constexpr auto describe_program() {
+  constexpr std::size_t N = op_count<E>::value;
+  program_desc<N, Leaves + Literals + N> d;
+  d.leaves = static_cast<std::uint16_t>(Leaves);
+  d.literals = static_cast<std::uint16_t>(Literals);
+  [[maybe_unused]] std::size_t q = 0;
+  ((d.types[q++] = dtype_of<Slot>()), ...);
+  std::uint16_t leaf = 0, lit = 0, k = 0;
+  describe<E>(d, leaf, lit, k);
+  return d;
+}
+template <class E>
+inline constexpr auto program_desc_of =
+    describe_program<E, expr::leaf_count<E>::value, expr::literal_count<E>::value>();
+
 /// The program of expression type E (built once).
 template <class E>
 const expr::program& program_of() {
-  static const expr::program p = [] {
-    expr::program q;
-    q.leaves = static_cast<std::uint16_t>(expr::leaf_count<E>::value);
-    q.literals = static_cast<std::uint16_t>(expr::literal_count<E>::value);
-    q.types.resize(q.leaves + q.literals);
-    std::uint16_t leaf = 0, lit = 0;
-    build_program<E>(q, leaf, lit);
-    return q;
-  }();
+  static const expr::program p = program_desc_of<E>.make();
   return p;
 }
 
-/// The program of a derivative rule over slot leaves whose slots have the types given.
-template <class E>
-expr::rule_program rule_program_of(const E& rule, std::initializer_list<dtype> slot_types) {
+/// The program of a derivative rule of type E over slot leaves of element types Slot...
+template <class E, class... Slot>
+expr::rule_program rule_program_of(const E& rule) {
   expr::rule_program r;
   if constexpr (expr::is_slot<E>::value) {
     r.pass = static_cast<int>(expr::is_slot<E>::index);
   } else {
-    r.p.leaves = static_cast<std::uint16_t>(slot_types.size());
+    static constexpr auto d = describe_program<E, sizeof...(Slot), value_literal_count<E>::value, Slot...>();
+    r.p = d.make();
     collect_literals(rule, r.literals);
-    r.p.literals = static_cast<std::uint16_t>(r.literals.size());
-    r.p.types.assign(slot_types.begin(), slot_types.end());
-    r.p.types.resize(r.p.leaves + r.p.literals);  // the literals' types: build_program's
-    std::uint16_t leaf = 0, lit = 0;
-    build_program<E>(r.p, leaf, lit);
   }
   return r;
 }

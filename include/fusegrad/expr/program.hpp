@@ -10,6 +10,8 @@
 /// and over single elements, and each derivative rule as a program of its own (a rule_program,
 /// run op by op over tensors), so the code behind a program is instantiated once per op and
 /// element types, not once per expression, and a rule costs no code of its own over tensors.
+/// The program itself is worked out at compile time as constants (instr_desc) and made by
+/// make_program, so an expression or rule adds data, not code, for it.
 
 #include <array>
 #include <cstdint>
@@ -66,6 +68,28 @@ struct program {
   std::uint16_t result() const noexcept { return static_cast<std::uint16_t>(slots() - 1); }
   std::uint16_t first_instr() const noexcept { return static_cast<std::uint16_t>(leaves + literals); }
 };
+
+/// One op of a program as a constant: the function that returns its table, and the slots of
+/// its operands. An expression type's program is worked out at compile time as an array of
+/// these (eager/program_of.hpp) and turned into a program by make_program, compiled once, so
+/// that an expression or rule costs constant data rather than code of its own.
+struct instr_desc {
+  const op_table& (*table)();
+  std::array<std::uint16_t, max_arity> args;
+};
+
+/// The program of `leaves` leaves and `literals` literals whose ops are `code` and whose slots
+/// have the types `types` (leaves, literals, then one per op).
+inline program make_program(std::uint16_t leaves, std::uint16_t literals, const instr_desc* code, std::size_t n,
+                            const dtype* types, std::size_t slots) {
+  program p;
+  p.leaves = leaves;
+  p.literals = literals;
+  p.code.reserve(n);
+  for (std::size_t k = 0; k < n; ++k) p.code.push_back({&code[k].table(), code[k].args});
+  p.types.assign(types, types + slots);
+  return p;
+}
 
 /// A derivative rule as a program over slots: leaf 0 the upstream gradient, leaves 1 .. arity
 /// the operands, then its literals, whose values it keeps. `pass`: the leaf the rule returns as
