@@ -66,6 +66,14 @@ TEST_CASE("range and arange count from start by delta up to but excluding limit"
   CHECK(values(fg::arange(0.0, 1.0, 0.1)) ==
         std::vector<double>{0.0, 0.1, 0.2, 0.30000000000000004, 0.4, 0.5, 0.6000000000000001, 0.7000000000000001, 0.8,
                             0.9});
+  // From a start other than 0 (tests/reference/range_values.py): each value is start + i * delta
+  // with the product rounded first, as in tf.range; one fused multiply-add would round once and
+  // differ in the last bit at i = 3, 5 and 7 (float64) and i = 9 (float32).
+  CHECK(values(fg::range(0.1, 3.0, 0.3)) ==
+        std::vector<double>{0.1, 0.4, 0.7, 0.9999999999999999, 1.3, 1.6, 1.9, 2.2, 2.5, 2.8});
+  CHECK(values(fg::range(0.1f, 3.0f, 0.3f)) ==
+        std::vector<float>{0.10000000149011612f, 0.4000000059604645f, 0.7000000476837158f, 1.0f, 1.3000000715255737f,
+                           1.600000023841858f, 1.9000000953674316f, 2.200000047683716f, 2.5f, 2.799999952316284f});
   // Empty ranges: limit already reached, or delta pointing away from it.
   CHECK(fg::range(5, 5).shape() == fg::shape{0});
   CHECK(fg::range(5, 0).shape() == fg::shape{0});

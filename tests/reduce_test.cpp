@@ -542,3 +542,27 @@ TEST_CASE("integer reduce_sum, reduce_prod and reduce_mean wrap around as two's 
   CHECK(fg::reduce_sum(fg::tensor<i64>{lmax, i64{1}}).item() == lmin);
   CHECK(fg::reduce_prod(fg::tensor<i64>{i64{1} << 32, i64{1} << 32}).item() == 0);
 }
+
+TEST_CASE("an integer reduce_mean over more elements than its type counts divides by the true count", "[reduce][integer]") {
+  using i32 = std::int32_t;
+  // 65536 x 65536 = 2^32 elements broadcast from two small operands (512 KB). The count 2^32 is
+  // 0 as an int32: it must not become the divisor. The sum, -7 * 65536 (the -7 meets every
+  // row), is far below the count in size, so the mean truncates to 0.
+  const fg::tensor<i32> a = fg::zeros<i32>({65536, 1});
+  std::vector<i32> row(65536, 0);
+  row[3] = -7;
+  const fg::tensor<i32> b(fg::shape{1, 65536}, row);
+  CHECK(fg::reduce_mean(a + b).item() == 0);
+  // The quotient past the type's range: -1 only for the smallest sum over a count of 2^31.
+  constexpr i32 imin = std::numeric_limits<i32>::min();
+  CHECK(fg::eager::integer_mean<i32>(imin, std::size_t{1} << 31) == -1);
+  CHECK(fg::eager::integer_mean<i32>(imin + 1, std::size_t{1} << 31) == 0);
+  CHECK(fg::eager::integer_mean<i32>(imin, (std::size_t{1} << 31) + 1) == 0);
+  CHECK(fg::eager::integer_mean<i32>(458752, std::size_t{1} << 32) == 0);
+  // In range: C++'s division, truncating toward zero.
+  CHECK(fg::eager::integer_mean<i32>(-7, 2) == -3);
+  CHECK(fg::eager::integer_mean<i32>(imin, 1) == imin);
+  CHECK(fg::eager::integer_mean<std::int64_t>(std::numeric_limits<std::int64_t>::min(), 2) ==
+        std::numeric_limits<std::int64_t>::min() / 2);
+  CHECK(fg::eager::integer_mean<i32>(5, 0) == 0);
+}

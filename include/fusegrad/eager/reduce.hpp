@@ -80,8 +80,23 @@ tensor<value_type_of<X>> reduce_sum(const X& x, const axes& ax = {}, bool keepdi
 template <tensor_like X>
 tensor<value_type_of<X>> sum(const X& x, const axes& ax = {}, bool keepdims = false) { return reduce_sum(x, ax, keepdims); }
 
+namespace eager {
+/// The integer mean of `count` elements whose sum is s, truncated toward zero (0 for no
+/// elements). The count may exceed T's range (a broadcast operand of more than 2^31 elements):
+/// then the quotient is computed as the exact one would be, not over a wrapped divisor.
+template <class T>
+T integer_mean(T s, std::size_t count) {
+  constexpr auto max = static_cast<std::size_t>(std::numeric_limits<T>::max());
+  if (count == 0) return T(0);
+  if (count <= max) return static_cast<T>(s / static_cast<T>(count));
+  // |s| <= max + 1 <= count: the quotient is -1 for s = min over a count of max + 1, else 0.
+  return s == std::numeric_limits<T>::min() && count == max + 1 ? T(-1) : T(0);
+}
+}  // namespace eager
+
 /// Mean over axes (all by default), fused with its operand in one pass. Integer means truncate
-/// toward zero, as C++ and TensorFlow's integer mean do.
+/// toward zero, as C++ and TensorFlow's integer mean do, and sum in the element type (Note
+/// [integer wraparound]).
 template <tensor_like X>
 tensor<value_type_of<X>> reduce_mean(const X& x, const axes& ax = {}, bool keepdims = false) {
   using T = value_type_of<X>;
@@ -103,8 +118,7 @@ tensor<value_type_of<X>> reduce_mean(const X& x, const axes& ax = {}, bool keepd
     const tensor<T> s = eager::finish_reduce(eager::sum_to(opnd, opnd.shape(), p.keep), p, keepdims);
     const tensor<T> hs = dispatch::host_operand(s, "reduce_mean");  // a host loop (docs/device.md)
     tensor<T> r(s.shape(), fg::device::cpu());
-    const T n = static_cast<T>(std::max<std::size_t>(p.count, 1));
-    for (std::size_t i = 0; i < s.size(); ++i) r.buffer()->data[i] = hs.data()[i] / n;
+    for (std::size_t i = 0; i < s.size(); ++i) r.buffer()->data[i] = eager::integer_mean(hs.data()[i], p.count);
     return r.to(s.device());
   }
 }

@@ -55,8 +55,11 @@ tensor<T> range(T start, T limit, T delta = T(1)) {
   for (std::size_t i = 0; i < count; ++i) {
     if constexpr (core::signed_integer<T>)  // the last value may pass the type's end: wrap (Note [integer wraparound])
       t.buffer()->data[i] = core::wrapping_add(start, core::wrapping_mul(static_cast<T>(i), delta));
-    else
-      t.buffer()->data[i] = static_cast<T>(start + static_cast<T>(i) * delta);
+    else {
+      // TensorFlow's arithmetic: the product rounded, then the sum (as linspace below).
+      const volatile T offset = static_cast<T>(i) * delta;
+      t.buffer()->data[i] = static_cast<T>(start + offset);
+    }
   }
   return t.to(default_device());
 }
