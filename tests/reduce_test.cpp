@@ -515,6 +515,39 @@ TEST_CASE("reduce_mean of an empty tensor has a defined (empty) gradient, as red
   CHECK(tape.gradient(my, y).shape() == fg::shape{2, 0});
 }
 
+TEST_CASE("reduce_logsumexp's gradient is softmax, as TensorFlow's", "[reduce][logsumexp][gradient]") {
+  // tests/reference/logsumexp_grads.py: d/dx sum(w * reduce_logsumexp(x, 1)) in TensorFlow 2.21.
+  const fg::tensor<double> x = {{1.0, 2.0, 3.0}, {1000.0, 1000.0, 999.0}, {-1000.0, -999.0, -1001.0}, {0.5, -0.25, 4.0}};
+  const fg::tensor<double> w = {1.0, -2.0, 0.5, 3.0};
+  fg::gradient_tape tape;
+  tape.watch(x);
+  const fg::tensor<double> r = fg::reduce_logsumexp(x, 1);
+  const fg::tensor<double> y = fg::reduce_sum(r * w);
+  const fg::tensor<double> g = tape.gradient(y, x);
+  const std::vector<double> want_r = {3.40760596444438, 1000.8619948040582, -998.5923940355556, 4.043501553930298};
+  const std::vector<double> want_g = {0.09003057317038046,  0.2447284710547976,  0.6652409557748219,
+                                      -0.8446375965030364,  -0.8446375965030364, -0.3107248069939272,
+                                      0.12236423552739879,  0.3326204778874109,  0.045015286585190224,
+                                      0.08673573902928633,  0.04097106204470827, 2.8722931989260054};
+  REQUIRE(r.shape() == fg::shape{4});
+  for (std::size_t i = 0; i < 4; ++i) CHECK(r.data()[i] == Approx(want_r[i]).epsilon(1e-15));
+  REQUIRE(g.shape() == fg::shape{4, 3});
+  for (std::size_t i = 0; i < 12; ++i) CHECK(g.data()[i] == Approx(want_g[i]).epsilon(1e-14));
+  // One op on the tape, whatever it computes inside: the gradient of y reaches x through it.
+  const fg::tensor<float> xf = fg::cast<float>(x);
+  fg::gradient_tape outer;
+  outer.watch(xf);
+  fg::gradient_tape inner;
+  inner.watch(xf);
+  const fg::tensor<float> lse = fg::reduce_logsumexp(xf, 1, true);
+  const fg::tensor<float> gi = inner.gradient(lse, xf);  // softmax, rows summing to 1
+  for (std::size_t row = 0; row < 4; ++row)
+    CHECK(gi.data()[3 * row] + gi.data()[3 * row + 1] + gi.data()[3 * row + 2] == Approx(1.f).epsilon(1e-6));
+  // The softmax's own gradient (recorded by the outer tape) sums to 0 over each row of 1s.
+  const fg::tensor<float> gg = outer.gradient(fg::reduce_sum(gi), xf);
+  for (std::size_t i = 0; i < 12; ++i) CHECK(gg.data()[i] == Approx(0.f).margin(1e-6));
+}
+
 TEST_CASE("reduce_logsumexp of an empty tensor names reduce_logsumexp", "[reduce][errors]") {
   const fg::tensor<float> x(fg::shape{0}, std::vector<float>{});
   CHECK_THROWS_AS(fg::reduce_logsumexp(x), fg::shape_error);

@@ -13,7 +13,6 @@
 #include "../ops/indexing_rules.hpp"
 #include "boundary.hpp"
 #include "reshape.hpp"
-#include "stop_gradient.hpp"
 
 namespace fusegrad {
 
@@ -245,7 +244,29 @@ tensor<std::int64_t> argmin(const X& x, long axis = 0) {
   return ops::run_boundary<std::int64_t>(ops::arg_extremum_rule<false>{.axis = axis}, x);
 }
 
-/// log(sum(exp(x))) over axes, computed stably by subtracting the maximum; its gradient is softmax.
+namespace eager {
+/// log(sum(exp(x))) of xt over the axes that `p` reduces, in p's kept shape, stably: the
+/// maximum is subtracted before exp and added after, as `shift` (0 where the maximum is
+/// infinite: all -inf, or a +inf, whose sums then give -inf and +inf). Three fused passes and
+/// no recording: reduce_logsumexp records the whole computation as one op.
+template <class T>
+tensor<T> logsumexp_kept(const tensor<T>& xt, const reduce_plan& p, tensor<T>& shift) {
+  const fg::device d = xt.device();
+  const tensor<T> m = reduce_with<ops::max_reducer<T>>(expr::leaf<T>{xt}, p, xt.shape(), d);
+  shift = tensor<T>(p.keep, d);
+  dispatch::run_elementwise(where(abs(m) < std::numeric_limits<T>::infinity(), m, T(0)), p.keep, d,
+                            shift.buffer()->data);
+  const tensor<T> s = reduce_with<ops::sum_reducer<T>>(exp(xt - shift), p, xt.shape(), d);
+  tensor<T> r(p.keep, d);
+  dispatch::run_elementwise(log(s) + shift, p.keep, d, r.buffer()->data);
+  return r;
+}
+}  // namespace eager
+
+/// log(sum(exp(x))) over axes, computed stably by subtracting the maximum. Recorded as one op
+/// whose gradient is softmax, g / sum(e) * e with e = exp(x - max) (TensorFlow's arithmetic;
+/// written with fusegrad ops, so that a tape recording the backward step sees the sum depend
+/// on x, for higher orders).
 template <tensor_like X>
 tensor<value_type_of<X>> reduce_logsumexp(const X& x, const axes& ax = {}, bool keepdims = false) {
   using T = value_type_of<X>;
@@ -255,9 +276,12 @@ tensor<value_type_of<X>> reduce_logsumexp(const X& x, const axes& ax = {}, bool 
   FG_CHECK(xt.size() > 0 || plan.keep.elements() == 0, shape_error,
            "fg::reduce_logsumexp: cannot reduce an empty tensor of shape ", xt.shape(),
            " (the maximum it subtracts has no identity)");
-  const tensor<T> m = stop_gradient(reduce_max(xt, ax, true));
-  const tensor<T> safe_m = where(abs(m) < std::numeric_limits<T>::infinity(), m, 0);
-  const tensor<T> r = log(reduce_sum(exp(xt - safe_m), ax, true)) + safe_m;
+  tensor<T> shift;
+  const tensor<T> r = eager::logsumexp_kept(xt, plan, shift);
+  autodiff::record_op<T, 1>("reduce_logsumexp", {xt.id()}, r, [xt, shift, ax](const tensor<T>& g, auto) {
+    const tensor<T> e = exp(xt - shift);
+    return std::array{tensor<T>(g / reduce_sum(e, ax, true) * e)};
+  });
   return eager::finish_reduce(r, plan, keepdims);
 }
 /// Alias of fg::reduce_logsumexp.
