@@ -548,6 +548,22 @@ TEST_CASE("reduce_logsumexp's gradient is softmax, as TensorFlow's", "[reduce][l
   for (std::size_t i = 0; i < 12; ++i) CHECK(gg.data()[i] == Approx(0.f).margin(1e-6));
 }
 
+TEST_CASE("max and min share the gradient among ties, as TensorFlow's", "[reduce][gradient]") {
+  // tests/reference/extremum_grads.py: TensorFlow 2.21 computes indicators / count * upstream,
+  // in that order, so the values below are its float32 results bit for bit.
+  const fg::tensor<float> x = {{1.f, 3.f, 3.f}, {2.f, 2.f, 2.f}, {5.f, 1.f, 0.f}};
+  const fg::tensor<float> w = {0.7f, 1.3f, -2.0f};
+  fg::gradient_tape tape({.persistent = true});
+  tape.watch(x);
+  const fg::tensor<float> ymax = fg::reduce_sum(fg::reduce_max(x, 1) * w);
+  const fg::tensor<float> ymin = fg::reduce_sum(fg::reduce_min(x, 0, true) * w);
+  check_values(tape.gradient(ymax, x), {3, 3},
+               std::vector<float>{0.0f, 0.3499999940395355f, 0.3499999940395355f, 0.4333333373069763f,
+                                  0.4333333373069763f, 0.4333333373069763f, -2.0f, -0.0f, -0.0f});
+  check_values(tape.gradient(ymin, x), {3, 3},
+               std::vector<float>{0.699999988079071f, 0.0f, -0.0f, 0.0f, 0.0f, -0.0f, 0.0f, 1.2999999523162842f, -2.0f});
+}
+
 TEST_CASE("reduce_logsumexp of an empty tensor names reduce_logsumexp", "[reduce][errors]") {
   const fg::tensor<float> x(fg::shape{0}, std::vector<float>{});
   CHECK_THROWS_AS(fg::reduce_logsumexp(x), fg::shape_error);

@@ -146,13 +146,26 @@ tensor<value_type_of<X>> reduce_recorded(const X& x, const axes& ax, bool keepdi
   return finish_reduce(y, p, keepdims);
 }
 
-/// max and min share the gradient equally among the elements equal to the result.
+/// The weights of a max or min's gradient, in x's shape: 1 / (the number of ties) at the
+/// elements of x equal to their reduced extremum y (kept shape), 0 elsewhere. Unrecorded: they
+/// come from a comparison, through which no gradient flows.
+template <class T>
+tensor<T> extremum_weights(const tensor<T>& x, const tensor<T>& y, const axes& ax) {
+  const fg::device d = x.device();
+  tensor<T> ind(x.shape(), d);
+  dispatch::run_elementwise(cast<T>(equal(x, y)), x.shape(), d, ind.buffer()->data);
+  const tensor<T> cnt = reduce_with<ops::sum_reducer<T>>(expr::leaf<T>{ind}, plan_reduce(x.shape(), ax, "reduce_max"),
+                                                         x.shape(), d);
+  tensor<T> w(x.shape(), d);
+  dispatch::run_elementwise(ind / cnt, x.shape(), d, w.buffer()->data);
+  return w;
+}
+/// max and min share the gradient equally among the elements equal to the result: g times
+/// the weights, one recorded product (for higher orders, the weights are constants).
 struct extremum_grad {
   template <class T>
   tensor<T> operator()(const tensor<T>& x, const tensor<T>& y, const tensor<T>& g, const axes& ax) const {
-    const tensor<T> ind = cast<T>(equal(x, y));
-    const tensor<T> cnt = reduce_sum(ind, ax, true);
-    return g * ind / cnt;
+    return g * extremum_weights(x, y, ax);
   }
 };
 /// all and any have no gradient (bool results); never called.
