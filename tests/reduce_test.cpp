@@ -597,11 +597,15 @@ TEST_CASE("an integer reduce_mean over more elements than its type counts divide
   // 65536 x 65536 = 2^32 elements broadcast from two small operands (512 KB). The count 2^32 is
   // 0 as an int32: it must not become the divisor. The sum, -7 * 65536 (the -7 meets every
   // row), is far below the count in size, so the mean truncates to 0.
+  // One fused pass over 2^32 elements: 2.4 s optimised, over 30 s under AddressSanitizer, whose
+  // run (scripts/sanitizers.sh) gains nothing from it, so it runs in the main suite only.
+#if !defined(__SANITIZE_ADDRESS__)
   const fg::tensor<i32> a = fg::zeros<i32>({65536, 1});
   std::vector<i32> row(65536, 0);
   row[3] = -7;
   const fg::tensor<i32> b(fg::shape{1, 65536}, row);
   CHECK(fg::reduce_mean(a + b).item() == 0);
+#endif
   // The quotient past the type's range: -1 only for the smallest sum over a count of 2^31.
   constexpr i32 imin = std::numeric_limits<i32>::min();
   CHECK(fg::eager::integer_mean<i32>(imin, std::size_t{1} << 31) == -1);
