@@ -50,21 +50,6 @@ auto gated_sum_from(const Tuple& pg, const bool* on, const Acc& acc) {
   }
 }
 
-/// The sum of e, broadcast over iter, down to target on device d; not recorded.
-template <class E, class T = typename E::value_type>
-tensor<T> unrecorded_sum_to(const E& e, const fg::shape& iter, const fg::shape& target, fg::device d) {
-  tensor<T> r(target, d);
-  if (target.elements() == iter.elements()) {
-    dispatch::run_elementwise(e, iter, d, r.buffer()->data);
-  } else {
-    fg::shape keep;
-    const std::size_t off = iter.rank() - target.rank();
-    for (std::size_t k = 0; k < iter.rank(); ++k) keep.push_back(k < off ? 1 : target[k - off]);
-    dispatch::run_reduction<ops::sum_reducer<T>>(e, iter, keep, d, r.buffer()->data);
-  }
-  return r;
-}
-
 /// A fused entry that also keeps its expression, for its device backward (Note [device backward]).
 template <class E>
 struct device_fused_entry final : autodiff::fused_entry {
@@ -95,7 +80,7 @@ struct device_fused_entry final : autodiff::fused_entry {
     if constexpr (expr::count_positions<T, PG>(std::make_index_sequence<n>{}) == 0) {
       return {};
     } else {
-      return unrecorded_sum_to(gated_sum_from<T, 0>(pg, on, std::monostate{}), iter, inputs[k].shape, d);
+      return dispatch::unrecorded_sum_to(gated_sum_from<T, 0>(pg, on, std::monostate{}), iter, inputs[k].shape, d);
     }
   }
 };

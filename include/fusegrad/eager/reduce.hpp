@@ -150,22 +150,19 @@ tensor<value_type_of<X>> reduce_recorded(const X& x, const axes& ax, bool keepdi
 /// elements of x equal to their reduced extremum y (kept shape), 0 elsewhere. Unrecorded: they
 /// come from a comparison, through which no gradient flows.
 template <class T>
-tensor<T> extremum_weights(const tensor<T>& x, const tensor<T>& y, const axes& ax) {
+tensor<T> extremum_weights(const tensor<T>& x, const tensor<T>& y) {
   const fg::device d = x.device();
-  tensor<T> ind(x.shape(), d);
-  dispatch::run_elementwise(cast<T>(equal(x, y)), x.shape(), d, ind.buffer()->data);
-  const tensor<T> cnt = reduce_with<ops::sum_reducer<T>>(expr::leaf<T>{ind}, plan_reduce(x.shape(), ax, "reduce_max"),
-                                                         x.shape(), d);
-  tensor<T> w(x.shape(), d);
-  dispatch::run_elementwise(ind / cnt, x.shape(), d, w.buffer()->data);
-  return w;
+  const fg::shape& s = x.shape();
+  const tensor<T> ind = dispatch::unrecorded_sum_to(cast<T>(equal(x, y)), s, s, d);
+  const tensor<T> cnt = dispatch::unrecorded_sum_to(expr::leaf<T>{ind}, s, y.shape(), d);
+  return dispatch::unrecorded_sum_to(ind / cnt, s, s, d);
 }
 /// max and min share the gradient equally among the elements equal to the result: g times
 /// the weights, one recorded product (for higher orders, the weights are constants).
 struct extremum_grad {
   template <class T>
-  tensor<T> operator()(const tensor<T>& x, const tensor<T>& y, const tensor<T>& g, const axes& ax) const {
-    return g * extremum_weights(x, y, ax);
+  tensor<T> operator()(const tensor<T>& x, const tensor<T>& y, const tensor<T>& g, const axes&) const {
+    return g * extremum_weights(x, y);
   }
 };
 /// all and any have no gradient (bool results); never called.
@@ -266,13 +263,9 @@ template <class T>
 tensor<T> logsumexp_kept(const tensor<T>& xt, const reduce_plan& p, tensor<T>& shift) {
   const fg::device d = xt.device();
   const tensor<T> m = reduce_with<ops::max_reducer<T>>(expr::leaf<T>{xt}, p, xt.shape(), d);
-  shift = tensor<T>(p.keep, d);
-  dispatch::run_elementwise(where(abs(m) < std::numeric_limits<T>::infinity(), m, T(0)), p.keep, d,
-                            shift.buffer()->data);
-  const tensor<T> s = reduce_with<ops::sum_reducer<T>>(exp(xt - shift), p, xt.shape(), d);
-  tensor<T> r(p.keep, d);
-  dispatch::run_elementwise(log(s) + shift, p.keep, d, r.buffer()->data);
-  return r;
+  shift = dispatch::unrecorded_sum_to(where(abs(m) < std::numeric_limits<T>::infinity(), m, T(0)), p.keep, p.keep, d);
+  const tensor<T> s = dispatch::unrecorded_sum_to(exp(xt - shift), xt.shape(), p.keep, d);
+  return dispatch::unrecorded_sum_to(log(s) + shift, p.keep, p.keep, d);
 }
 }  // namespace eager
 

@@ -46,4 +46,16 @@ void run_reduction(const E& e, const fg::shape& iter, const fg::shape& keep, fg:
   else
     for (std::size_t i = 0; i < n; ++i) dst[i] = static_cast<T>(static_cast<T>(acc[i]) / divisor);
 }
+
+/// e broadcast over `iter` into a new tensor of shape `target` on device d: one elementwise pass
+/// when target has iter's elements, else the sum over the axes iter broadcasts target along
+/// (target a shape that broadcasts to iter). Never recorded: what the floors above use for
+/// values no gradient flows through, or whose recording they do themselves.
+template <class E, class T = typename E::value_type>
+tensor<T> unrecorded_sum_to(const E& e, const fg::shape& iter, const fg::shape& target, fg::device d) {
+  tensor<T> r(target, d);
+  if (target.elements() == iter.elements()) run_elementwise(e, iter, d, r.buffer()->data);
+  else run_reduction<ops::sum_reducer<T>>(e, iter, core::padded_to_rank(target, iter.rank()), d, r.buffer()->data);
+  return r;
+}
 }  // namespace fusegrad::dispatch
