@@ -153,9 +153,9 @@ template <class T>
 tensor<T> extremum_weights(const tensor<T>& x, const tensor<T>& y) {
   const fg::device d = x.device();
   const fg::shape& s = x.shape();
-  const tensor<T> ind = dispatch::unrecorded_sum_to(cast<T>(equal(x, y)), s, s, d);
+  const tensor<T> ind = dispatch::unrecorded_evaluate(cast<T>(equal(x, y)), s, d);
   const tensor<T> cnt = dispatch::unrecorded_sum_to(expr::leaf<T>{ind}, s, y.shape(), d);
-  return dispatch::unrecorded_sum_to(ind / cnt, s, s, d);
+  return dispatch::unrecorded_evaluate(ind / cnt, s, d);
 }
 /// max and min share the gradient equally among the elements equal to the result: g times
 /// the weights, one recorded product (for higher orders, the weights are constants).
@@ -263,9 +263,9 @@ template <class T>
 tensor<T> logsumexp_kept(const tensor<T>& xt, const reduce_plan& p, tensor<T>& shift) {
   const fg::device d = xt.device();
   const tensor<T> m = reduce_with<ops::max_reducer<T>>(expr::leaf<T>{xt}, p, xt.shape(), d);
-  shift = dispatch::unrecorded_sum_to(where(abs(m) < std::numeric_limits<T>::infinity(), m, T(0)), p.keep, p.keep, d);
-  const tensor<T> s = dispatch::unrecorded_sum_to(exp(xt - shift), xt.shape(), p.keep, d);
-  return dispatch::unrecorded_sum_to(log(s) + shift, p.keep, p.keep, d);
+  shift = dispatch::unrecorded_evaluate(where(abs(m) < std::numeric_limits<T>::infinity(), m, T(0)), p.keep, d);
+  const tensor<T> s = reduce_with<ops::sum_reducer<T>>(exp(xt - shift), p, xt.shape(), d);
+  return dispatch::unrecorded_evaluate(log(s) + shift, p.keep, d);
 }
 }  // namespace eager
 

@@ -47,6 +47,15 @@ void run_reduction(const E& e, const fg::shape& iter, const fg::shape& keep, fg:
     for (std::size_t i = 0; i < n; ++i) dst[i] = static_cast<T>(static_cast<T>(acc[i]) / divisor);
 }
 
+/// e evaluated over shape s into a new tensor on device d, in one elementwise pass. Never
+/// recorded, like unrecorded_sum_to below.
+template <class E, class T = typename E::value_type>
+tensor<T> unrecorded_evaluate(const E& e, const fg::shape& s, fg::device d) {
+  tensor<T> r(s, d);
+  run_elementwise(e, s, d, r.buffer()->data);
+  return r;
+}
+
 /// e broadcast over `iter` into a new tensor of shape `target` on device d: one elementwise pass
 /// when target has iter's elements, else the sum over the axes iter broadcasts target along
 /// (target a shape that broadcasts to iter). Never recorded: what the floors above use for
