@@ -14,6 +14,7 @@
 #include "autodiff/functional.hpp"
 #include "autodiff/jacobian.hpp"
 #include "eager/evaluate.hpp"
+#include "eager/reshape.hpp"
 #include "eager/stop_gradient.hpp"
 #include "eager/reduce.hpp"
 #include "eager/shape_ops.hpp"

@@ -20,9 +20,6 @@
 #include "saved_derivative.hpp"
 
 namespace fusegrad {
-/// A tensor with the same values and a new shape of the same size (-1 infers one dimension).
-template <class T> tensor<T> reshape(const tensor<T>& x, const fg::shape& s);
-
 namespace eager {
 
 /// The index of id among the first n of ids, or n when it is not there: how an evaluation's
@@ -430,23 +427,32 @@ inline core::any_tensor service_broadcast(const core::any_tensor& t, const fg::s
 #endif
   return apply_to(identity_table(t), &t, s);
 }
+/// t in shape s (as many elements), sharing its buffer: recorded as the identity over t's shape
+/// whose upstream gradient, of shape s, is reshaped back to t's (what a fused entry's backward
+/// step does to any upstream gradient), so that no reshape of each element type is compiled
+/// with the engines.
 inline core::any_tensor service_reshape(const core::any_tensor& t, const fg::shape& s) {
-  return on_floating(t, [&](const auto& x) -> core::any_tensor { return reshape(x, s); });
+  const fg::shape& from = core::shape_of(t);
+  FG_CHECK(s.elements() == from.elements(), std::logic_error, "fusegrad: the backward replay reshaped ", from, " to ",
+           s, ", which has another number of elements");
+  const core::any_tensor r = on_floating(t, [&](const auto& x) -> core::any_tensor {
+    return std::decay_t<decltype(x)>(x.buffer(), s, core::next_id());
+  });
+  if (autodiff::recording()) record_program(*identity_table(t).unit(), std::span(&t, 1), {}, from, from, r);
+  return r;
 }
+inline core::any_tensor make_any_tensor(dtype d, const fg::shape& s);
+/// A rank-0 tensor of type d holding c, on device dev.
 inline core::any_tensor service_constant(core::cell c, dtype d, fg::device dev) {
-  auto make = [&]<class T>(T v) -> core::any_tensor {
-    tensor<T> t(fg::shape{}, fg::device::cpu());
-    *t.buffer()->data = v;
-    return dev.is_cpu() ? t : t.to(dev);
-  };
-  switch (d) {
-    case dtype::float32: return make(c.as<float>());
-    case dtype::float64: return make(c.as<double>());
-    case dtype::int32: return make(c.as<std::int32_t>());
-    case dtype::int64: return make(c.as<std::int64_t>());
-    case dtype::boolean: return make(c.as<bool>());
-  }
-  return {};
+  core::any_tensor t = make_any_tensor(d, fg::shape{});
+  std::memcpy(const_cast<void*>(core::data_of(t)), c.bytes, core::size_of(d));
+  if (dev.is_cpu()) return t;
+  return std::visit(
+      [&](const auto& x) -> core::any_tensor {
+        if constexpr (std::is_same_v<std::decay_t<decltype(x)>, std::monostate>) return {};
+        else return x.to(dev);
+      },
+      t);
 }
 /// A new host tensor of type d and shape s.
 inline core::any_tensor make_any_tensor(dtype d, const fg::shape& s) {
@@ -468,8 +474,10 @@ inline void record_program(const expr::program& p, std::span<const core::any_ten
   core::small_vector<leaf_ref, 4> refs;
   for (const core::any_tensor& l : leaves)
     refs.push_back(std::visit(
-        [](const auto& t) -> leaf_ref {
-          if constexpr (std::is_same_v<std::decay_t<decltype(t)>, std::monostate>) return {};
+        [&](const auto& t) -> leaf_ref {
+          if constexpr (std::is_same_v<std::decay_t<decltype(t)>, std::monostate>)
+            throw std::logic_error(core::cat("fusegrad: a recorded '", p.code.empty() ? "identity" : p.code.back().op->name,
+                                             "' was given an empty leaf"));
           else return ref_of(t);
         },
         l));
@@ -543,8 +551,6 @@ tensor<value_type_of<X>> eval(const X& x) {
 }
 }  // namespace fusegrad
 
-// reshape (the services' reshape) includes this header; included last, it sees everything above.
-#include "reshape.hpp"
 // The engines' definition (Note [separate engines]), unless one source file of the program
 // compiles it.
 #if !defined(FUSEGRAD_SEPARATE_ENGINES)
