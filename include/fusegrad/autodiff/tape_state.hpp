@@ -415,12 +415,13 @@ inline bool any_tape_tracks(std::span<const tensor_id> ids) noexcept {
   return false;
 }
 
-/// Records one entry on every active tape that tracks one of `inputs`. `make` builds the
-/// backward function, at most once, only when some tape records. `out_meta`: per output, its
-/// shape, element type and device (Note [gradient checks]).
-template <class Make>
-void record(std::span<const tensor_id> inputs, std::span<const tensor_id> outputs, const slot_meta* out_meta,
-            Make&& make) {
+/// Records one entry on every active tape that tracks one of `inputs`. `make(context)` builds
+/// the backward function, at most once, only when some tape records. `out_meta`: per output, its
+/// shape, element type and device (Note [gradient checks]). Compiled once: record() below
+/// hands it each caller's maker, so that every op does not compile its own copy of the loop.
+inline void record_made(std::span<const tensor_id> inputs, std::span<const tensor_id> outputs,
+                        const slot_meta* out_meta, std::shared_ptr<backward_fn> (*make)(const void* context),
+                        const void* context) {
   std::size_t active = 0;
   for (const tape_state* t : tape_stack()) active += !t->paused;
   if (active == 0) return;
@@ -435,11 +436,21 @@ void record(std::span<const tensor_id> inputs, std::span<const tensor_id> output
   std::shared_ptr<backward_fn> fn;
   for (tape_state* t : tape_stack()) {
     if (t->paused || !t->find_inputs(inputs, in_slots)) continue;
-    if (!fn) fn = make();
+    if (!fn) fn = make(context);
     // The only recording tape takes fn by move (no reference count to touch).
     if (active == 1) t->append_entry(*t, std::move(fn), inputs, in_slots, outputs, out_meta);
     else t->append_entry(*t, std::shared_ptr<backward_fn>(fn), inputs, in_slots, outputs, out_meta);
   }
+}
+/// record_made with `make()` building the backward function.
+template <class Make>
+void record(std::span<const tensor_id> inputs, std::span<const tensor_id> outputs, const slot_meta* out_meta,
+            Make&& make) {
+  using M = std::remove_reference_t<Make>;
+  record_made(
+      inputs, outputs, out_meta,
+      [](const void* m) -> std::shared_ptr<backward_fn> { return (*const_cast<M*>(static_cast<const M*>(m)))(); },
+      static_cast<const void*>(std::addressof(make)));
 }
 
 /// Note [entry arena]: scalar entries (Note [scalar entries]) are small, hold no tensors and
