@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "higher_order_cases.hpp"
 #include "op_list.hpp"
 
 namespace fg_device_test {
@@ -306,31 +307,15 @@ TEST_CASE("matmul gradients on the device equal the host's", "[device][matmul][g
 }
 
 TEST_CASE("third derivatives through a broadcast on the device equal the host's", "[device][gradient][higher_order]") {
-  // The third-order case of tests/higher_order_test.cpp: the recorded backward step of the sum
-  // over the broadcast axis reshapes its upstream gradient (the replay's reshape), here on the
-  // device. dw/da_k = 12 (2 a_k S + A), A = sum_i a_i^2, S = sum_i a_i.
+  // fg_test::third_order_through_broadcast, whose recorded backward step reshapes its upstream
+  // gradient (the replay's reshape), here of device tensors.
   const auto [h, d] = same_on_host_and_device([&] {
-    const fg::tensor<double> a = fg::tensor<double>{{1.0}, {2.0}}.to(fg::default_device());
-    const fg::tensor<double> b = fg::tensor<double>{3.0, 4.0, 5.0}.to(fg::default_device());
-    fg::gradient_tape t3;
-    t3.watch(a);
-    fg::tensor<double> ga;
-    {
-      fg::gradient_tape t2;
-      t2.watch(a);
-      fg::tensor<double> gb;
-      {
-        fg::gradient_tape t1;
-        t1.watch(b);
-        gb = t1.gradient(fg::sum(a * a * b), b);
-      }
-      ga = t2.gradient(fg::sum(gb * gb), a);
-    }
-    const fg::tensor<double> gaa = t3.gradient(fg::sum(ga), a);
-    return snapshots{snap(ga), snap(gaa)};
+    const auto [gb, ga, gaa] = fg_test::third_order_through_broadcast();
+    return snapshots{snap(gb), snap(ga), snap(gaa)};
   });
-  expect_values(d[0], {60.0, 120.0});
-  expect_values(d[1], {12.0 * (2 * 1.0 * 3.0 + 5.0), 12.0 * (2 * 2.0 * 3.0 + 5.0)});
+  expect_values(d[0], {5.0, 5.0, 5.0});
+  expect_values(d[1], {60.0, 120.0});
+  expect_values(d[2], {12.0 * (2 * 1.0 * 3.0 + 5.0), 12.0 * (2 * 2.0 * 3.0 + 5.0)});
 }
 
 TEST_CASE("shape ops, indexing, gather, scans and argmax work on device tensors", "[device][shape]") {

@@ -4,6 +4,8 @@
 
 #include <cmath>
 
+#include "higher_order_cases.hpp"
+
 namespace {
 /// The first three derivatives of f at v, through three nested tapes.
 template <class F>
@@ -94,38 +96,15 @@ TEST_CASE("second derivatives through broadcasting reduce to the right shapes", 
 
 TEST_CASE("a third derivative through a broadcast, whose recorded backward reshapes its upstream gradient",
           "[higher_order]") {
-  // With a of shape (2, 1) and b of shape (3): f = sum(a * a * b) gives df/db_j = A = sum_i a_i^2,
-  // summed over the broadcast axis into shape (3) and recorded with an upstream of shape (1, 3).
-  // z = sum((df/db)^2) = 3 A^2 gives dz/da_i = 12 A a_i; while t3 records, that step reshapes
-  // the upstream 2 df/db, of shape (3) and depending on a, to (1, 3). w = sum(dz/da) = 12 A S
-  // (S = sum_i a_i) gives dw/da_k = 12 (2 a_k S + A).
-  const fg::tensor<double> a = {{1.0}, {2.0}};
-  const fg::tensor<double> b = {3.0, 4.0, 5.0};
-  fg::gradient_tape t3;
-  t3.watch(a);
-  fg::tensor<double> ga;
-  {
-    fg::gradient_tape t2;
-    t2.watch(a);
-    fg::tensor<double> gb;
-    {
-      fg::gradient_tape t1;
-      t1.watch(b);
-      fg::tensor<double> f = fg::sum(a * a * b);
-      gb = t1.gradient(f, b);
-    }
-    REQUIRE(gb.shape() == fg::shape{3});
-    CHECK(gb.data()[2] == 5.0);
-    fg::tensor<double> z = fg::sum(gb * gb);
-    ga = t2.gradient(z, a);
-  }
+  // fg_test::third_order_through_broadcast: a = [[1], [2]], b = [3, 4, 5], A = 5, S = 3.
+  const auto [gb, ga, gaa] = fg_test::third_order_through_broadcast();
+  REQUIRE(gb.shape() == fg::shape{3});
+  CHECK(gb.data()[2] == 5.0);
   REQUIRE(ga.shape() == fg::shape{2, 1});
-  CHECK(ga.data()[0] == Approx(60.0));
+  CHECK(ga.data()[0] == Approx(60.0));   // 12 A a_i
   CHECK(ga.data()[1] == Approx(120.0));
-  fg::tensor<double> w = fg::sum(ga);
-  fg::tensor<double> gaa = t3.gradient(w, a);
   REQUIRE(gaa.shape() == fg::shape{2, 1});
-  CHECK(gaa.data()[0] == Approx(12.0 * (2 * 1.0 * 3.0 + 5.0)));
+  CHECK(gaa.data()[0] == Approx(12.0 * (2 * 1.0 * 3.0 + 5.0)));  // 12 (2 a_k S + A)
   CHECK(gaa.data()[1] == Approx(12.0 * (2 * 2.0 * 3.0 + 5.0)));
 }
 
