@@ -71,7 +71,7 @@ struct fused_entry : backward_fn {
 
   explicit fused_entry(const expr::program& p) : prog(&p) {}
 
-  const char* name() const noexcept override { return prog->code.empty() ? "identity" : prog->code.back().op->name; }
+  const char* name() const noexcept override { return prog->name(); }
 
   void run(std::span<const any_grad> upstream, std::span<const bool> needed, std::span<any_grad> grads) override {
     engines().fused(*this, upstream, needed, grads);
@@ -197,7 +197,7 @@ struct scalar_entry final : backward_fn {
   scalar_entry(const expr::program& p, const std::array<core::cell, L>& v, const scalar_layout<L>& a)
       : prog(&p), values(v), at(a) {}
 
-  const char* name() const noexcept override { return prog->code.empty() ? "identity" : prog->code.back().op->name; }
+  const char* name() const noexcept override { return prog->name(); }
   bool has_scalar_path() const noexcept override { return true; }
 
   void run_scalar(const scalar_grad& up, std::span<const bool> needed,

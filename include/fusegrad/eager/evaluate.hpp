@@ -441,7 +441,17 @@ inline core::any_tensor service_reshape(const core::any_tensor& t, const fg::sha
   if (autodiff::recording()) record_program(*identity_table(t).unit(), std::span(&t, 1), {}, from, from, r);
   return r;
 }
-inline core::any_tensor make_any_tensor(dtype d, const fg::shape& s);
+/// A new host tensor of type d and shape s.
+inline core::any_tensor make_any_tensor(dtype d, const fg::shape& s) {
+  switch (d) {
+    case dtype::float32: return tensor<float>(s, fg::device::cpu());
+    case dtype::float64: return tensor<double>(s, fg::device::cpu());
+    case dtype::int32: return tensor<std::int32_t>(s, fg::device::cpu());
+    case dtype::int64: return tensor<std::int64_t>(s, fg::device::cpu());
+    case dtype::boolean: return tensor<bool>(s, fg::device::cpu());
+  }
+  return {};
+}
 /// A rank-0 tensor of type d holding c, on device dev.
 inline core::any_tensor service_constant(core::cell c, dtype d, fg::device dev) {
   core::any_tensor t = make_any_tensor(d, fg::shape{});
@@ -454,17 +464,6 @@ inline core::any_tensor service_constant(core::cell c, dtype d, fg::device dev) 
       },
       t);
 }
-/// A new host tensor of type d and shape s.
-inline core::any_tensor make_any_tensor(dtype d, const fg::shape& s) {
-  switch (d) {
-    case dtype::float32: return tensor<float>(s, fg::device::cpu());
-    case dtype::float64: return tensor<double>(s, fg::device::cpu());
-    case dtype::int32: return tensor<std::int32_t>(s, fg::device::cpu());
-    case dtype::int64: return tensor<std::int64_t>(s, fg::device::cpu());
-    case dtype::boolean: return tensor<bool>(s, fg::device::cpu());
-  }
-  return {};
-}
 
 /// Records an evaluation of program p (its leaves and literals given) on the tapes that track
 /// one of its floating-point leaves: record_fused for tensors known only at run time.
@@ -476,8 +475,7 @@ inline void record_program(const expr::program& p, std::span<const core::any_ten
     refs.push_back(std::visit(
         [&](const auto& t) -> leaf_ref {
           if constexpr (std::is_same_v<std::decay_t<decltype(t)>, std::monostate>)
-            throw std::logic_error(core::cat("fusegrad: a recorded '", p.code.empty() ? "identity" : p.code.back().op->name,
-                                             "' was given an empty leaf"));
+            throw std::logic_error(core::cat("fusegrad: a recorded '", p.name(), "' was given an empty leaf"));
           else return ref_of(t);
         },
         l));

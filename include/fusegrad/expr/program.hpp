@@ -67,6 +67,8 @@ struct program {
   std::size_t slots() const noexcept { return types.size(); }
   std::uint16_t result() const noexcept { return static_cast<std::uint16_t>(slots() - 1); }
   std::uint16_t first_instr() const noexcept { return static_cast<std::uint16_t>(leaves + literals); }
+  /// The name of its last op, what errors and tape entries call it ("identity" for no op).
+  const char* name() const noexcept { return code.empty() ? "identity" : code.back().op->name; }
 };
 
 /// One op of a program as a constant: the function that returns its table, and the slots of
