@@ -15,13 +15,27 @@ namespace fusegrad::autodiff {
 struct fused_entry;
 struct scalar_view;
 
+/// A leaf of a recorded evaluation as the type-erased recording takes it (Note [type-erased
+/// recording], eager/evaluate.hpp): its tensor, shape, first element, id and element type.
+struct leaf_ref {
+  const void* tensor;  ///< the leaf's tensor<T>, T of element type `type`
+  const fg::shape* shape;
+  const void* data;
+  tensor_id id;
+  dtype type;
+};
+/// Makes the fused entry of a device evaluation (Note [device backward]); null for a plain one.
+using entry_maker = std::shared_ptr<fused_entry> (*)(const expr::program& p, const void* context);
+
 /// Note [installed engines]: the backward engines (block, point and replay), the eager
-/// services they call and the op-by-op runner are reached through one table of function
-/// pointers, installed by the first gradient_tape a program constructs
-/// (install_entry_engines(), defined by eager/engines.hpp, where the services are known).
-/// Recording an evaluation then refers to none of their code: a translation unit compiles the
-/// engines only where it constructs a tape, so a program that never differentiates does not
-/// pay for them. Entries run only inside gradient(), so a tape, and the table, exist then.
+/// services they call, the op-by-op runner, and the recording and numerics reports of
+/// evaluations are reached through one table of function pointers, installed by the first
+/// gradient_tape a program constructs (install_entry_engines(), defined by eager/engines.hpp,
+/// where the services are known) and by enable_check_numerics. An evaluation then refers to
+/// none of their code, only to its program: a translation unit compiles the engines only where
+/// it constructs a tape, so a unit that never differentiates does not pay for them. Entries
+/// run only inside gradient() and evaluations record only while a tape records, so a tape, and
+/// the table, exist then.
 struct entry_engines {
   /// Runs a fused entry's backward step.
   void (*fused)(fused_entry& f, std::span<const any_grad> upstream, std::span<const bool> needed,
@@ -45,6 +59,17 @@ struct entry_engines {
   void (*report_nonfinite)(const expr::program& p, std::span<const core::any_tensor> leaves,
                            std::span<const core::cell> literals, const fg::shape& out, core::nonfinite f,
                            const char* reduction);
+  /// report_nonfinite for an evaluation's leaves as leaf_refs.
+  void (*report_evaluation)(const expr::program& p, std::span<const leaf_ref> leaves,
+                            std::span<const core::cell> literals, const fg::shape& out, core::nonfinite f,
+                            const char* reduction);
+  /// Records an evaluation over tensors as a fused entry (eager::record_evaluation).
+  void (*record)(const expr::program& p, std::span<const leaf_ref> leaves, std::span<const core::cell> lits,
+                 const fg::shape& iter, const fg::shape& gshape, fg::device d, const fg::shape& out_shape,
+                 tensor_id out_id, core::any_tensor* derivative, entry_maker make_entry, const void* context);
+  /// Records a one-element host evaluation as a scalar entry (eager::record_scalar).
+  void (*record_scalar)(const expr::program& p, std::span<const leaf_ref> leaves, std::span<const core::cell> lits,
+                        std::size_t iter_rank, std::size_t g_rank, tensor_id out_id, const slot_meta& out_meta);
 };
 inline std::atomic<const entry_engines*> installed_engines{nullptr};
 
@@ -152,18 +177,9 @@ struct fused_entry : backward_fn {
   }
 };
 
-/// Where a one-element expression's inputs stand: per leaf position its id, rank and input
-/// index; per distinct floating-point input (in order of first position) its dtype and rank.
-template <std::size_t L>
-struct scalar_layout {
-  std::array<tensor_id, L> ids{};
-  std::array<std::uint8_t, L> ranks{};
-  std::array<std::uint8_t, L> input_of{};  ///< per position: its input's index, or no_input
-  std::array<dtype, L> types{};
-  std::array<std::uint8_t, L> input_ranks{};
-  std::uint8_t n_inputs = 0, iter_rank = 0, g_rank = 0;
-};
-/// A scalar entry's values and layout, whatever its leaf and literal counts.
+/// A scalar entry's values and layout: per leaf position its value, id, rank and input index
+/// (no_input for a leaf that gets no gradient); per distinct floating-point input (in order of
+/// first position) its dtype and rank.
 struct scalar_view {
   const core::cell* values;
   const core::cell* literals;
@@ -176,6 +192,9 @@ struct scalar_view {
   std::uint8_t n_inputs, iter_rank, g_rank;
 };
 
+inline void scalar_step(const expr::program& p, const scalar_view& v, const scalar_grad& up,
+                        std::span<const bool> needed, std::span<std::optional<scalar_grad>> grads);
+
 /// Note [scalar entries]: scalar code (the Collatz and line-search loops) records one op per
 /// statement on one-element tensors, where a fused entry's tensors and shapes cost more than
 /// the arithmetic. A user-level evaluation over one element on the host records a
@@ -184,55 +203,88 @@ struct scalar_view {
 /// gradient as a number (point_backward), and gradient() passes numbers (scalar_grad) between
 /// such entries without making tensors. When a tape would record the step (a persistent tape
 /// differentiating its own gradient, nested tapes), run() rebuilds one-element tensors bearing
-/// the original ids and replays the program op by op, as a fused entry would. L and C: room for
-/// so many leaf positions and literals; the program says how many it has (Note [type-erased
-/// recording], eager/evaluate.hpp).
-template <std::size_t L, std::size_t C>
+/// the original ids and replays the program op by op, as a fused entry would. One type serves
+/// every program: the entry's arrays follow it in the arena (Note [entry arena]), sized for its
+/// program's leaves and literals (at most 8 of each, eager/evaluate.hpp).
 struct scalar_entry final : backward_fn {
   const expr::program* prog;
-  std::array<core::cell, L> values;
-  std::array<core::cell, (C > 0 ? C : 1)> literals;
-  scalar_layout<L> at;
+  std::uint8_t n_inputs = 0, iter_rank = 0, g_rank = 0;
 
-  scalar_entry(const expr::program& p, const std::array<core::cell, L>& v, const scalar_layout<L>& a)
-      : prog(&p), values(v), at(a) {}
+  explicit scalar_entry(const expr::program& p) : prog(&p) {}
+
+  /// The bytes an entry of program p takes with its arrays.
+  static std::size_t bytes(const expr::program& p) noexcept {
+    return sizeof(scalar_entry) + (p.leaves + p.literals) * sizeof(core::cell) +
+           p.leaves * (sizeof(tensor_id) + sizeof(dtype) + 3);
+  }
+  /// Its arrays, which follow it in this order: values and literals (cells), ids, input types,
+  /// then ranks, input_of and input ranks (bytes).
+  struct arrays {
+    core::cell *values, *literals;
+    tensor_id* ids;
+    dtype* types;
+    std::uint8_t *ranks, *input_of, *input_ranks;
+  };
+  arrays layout() noexcept {
+    const std::size_t l = prog->leaves;
+    arrays a;
+    a.values = reinterpret_cast<core::cell*>(this + 1);
+    a.literals = a.values + l;
+    a.ids = reinterpret_cast<tensor_id*>(a.literals + prog->literals);
+    a.types = reinterpret_cast<dtype*>(a.ids + l);
+    a.ranks = reinterpret_cast<std::uint8_t*>(a.types + l);
+    a.input_of = a.ranks + l;
+    a.input_ranks = a.input_of + l;
+    return a;
+  }
 
   const char* name() const noexcept override { return prog->name(); }
   bool has_scalar_path() const noexcept override { return true; }
 
   void run_scalar(const scalar_grad& up, std::span<const bool> needed,
                   std::span<std::optional<scalar_grad>> grads) override {
-    const dtype gt = prog->types[prog->result()];
-    const core::cell g = gt == dtype::float32 ? core::cell::of(static_cast<float>(up.value)) : core::cell::of(up.value);
-    std::array<std::optional<core::cell>, L> out{};
-    engines().point(*prog, values.data(), literals.data(), at.input_of.data(), at.types.data(), g, needed,
-                    std::span<std::optional<core::cell>>(out.data(), at.n_inputs));
-    // With numerics checks on, the op-by-op step names the op (Note [numerics checks]).
-    if (core::checking_numerics()) [[unlikely]]
-      for (std::size_t k = 0; k < at.n_inputs; ++k)
-        if (needed[k] && out[k] && !std::isfinite(at.types[k] == dtype::float32 ? out[k]->template as<float>()
-                                                                               : out[k]->template as<double>())) {
-          const any_grad ups[1] = {gt == dtype::float32 ? any_grad(tensor<float>(static_cast<float>(up.value)))
-                                                        : any_grad(tensor<double>(up.value))};
-          std::vector<any_grad> again(at.n_inputs);
-          run(ups, needed, again);
-          break;
-        }
-    for (std::size_t k = 0; k < at.n_inputs; ++k) {
-      if (!needed[k] || !out[k]) continue;
-      const double v = at.types[k] == dtype::float32 ? static_cast<double>(out[k]->template as<float>())
-                                                      : out[k]->template as<double>();
-      grads[k] = scalar_grad{v, at.types[k], at.input_ranks[k]};
-    }
+    scalar_step(*prog, view(), up, needed, grads);
   }
 
   void run(std::span<const any_grad> upstream, std::span<const bool> needed, std::span<any_grad> grads) override {
-    const scalar_view v{values.data(), literals.data(), prog->leaves,     prog->literals,
-                        at.ids.data(),  at.ranks.data(),   at.input_of.data(), at.types.data(),
-                        at.input_ranks.data(), at.n_inputs, at.iter_rank,   at.g_rank};
-    engines().scalar_replay(*prog, v, upstream, needed, grads);
+    engines().scalar_replay(*prog, view(), upstream, needed, grads);
+  }
+
+ private:
+  scalar_view view() {
+    const arrays a = layout();
+    return {a.values,   a.literals, prog->leaves,  prog->literals, a.ids,    a.ranks,
+            a.input_of, a.types,    a.input_ranks, n_inputs,       iter_rank, g_rank};
   }
 };
+static_assert(alignof(scalar_entry) >= alignof(core::cell) && sizeof(scalar_entry) % alignof(core::cell) == 0);
+
+/// A scalar entry's step as numbers (point_backward): each needed input's gradient. With
+/// numerics checks on, a step that makes NaN or Inf runs again op by op, which names the op
+/// (Note [numerics checks]).
+inline void scalar_step(const expr::program& p, const scalar_view& v, const scalar_grad& up,
+                        std::span<const bool> needed, std::span<std::optional<scalar_grad>> grads) {
+  const dtype gt = p.types[p.result()];
+  const core::cell g = gt == dtype::float32 ? core::cell::of(static_cast<float>(up.value)) : core::cell::of(up.value);
+  std::array<std::optional<core::cell>, 8> out{};
+  engines().point(p, v.values, v.literals, v.input_of, v.types, g, needed,
+                  std::span<std::optional<core::cell>>(out.data(), v.n_inputs));
+  auto as_double = [&](std::size_t k) {
+    return v.types[k] == dtype::float32 ? static_cast<double>(out[k]->template as<float>())
+                                        : out[k]->template as<double>();
+  };
+  if (core::checking_numerics()) [[unlikely]]
+    for (std::size_t k = 0; k < v.n_inputs; ++k)
+      if (needed[k] && out[k] && !std::isfinite(as_double(k))) {
+        const any_grad ups[1] = {gt == dtype::float32 ? any_grad(tensor<float>(static_cast<float>(up.value)))
+                                                      : any_grad(tensor<double>(up.value))};
+        std::vector<any_grad> again(v.n_inputs);
+        engines().scalar_replay(p, v, std::span<const any_grad>(ups, 1), needed, again);
+        break;
+      }
+  for (std::size_t k = 0; k < v.n_inputs; ++k)
+    if (needed[k] && out[k]) grads[k] = scalar_grad{as_double(k), v.types[k], v.input_ranks[k]};
+}
 
 /// The engines' own functions (Note [installed engines]).
 inline void run_fused_entry(fused_entry& f, std::span<const any_grad> upstream, std::span<const bool> needed,
@@ -245,20 +297,8 @@ inline void replay_scalar_entry(const expr::program& p, const scalar_view& v, st
                                 std::span<const bool> needed, std::span<any_grad> grads) {
   fused_entry full(p);
   for (std::size_t q = 0; q < v.n_leaves; ++q) {
-    const fg::shape s = core::ones_shape(v.ranks[q]);
-    core::any_tensor l;
-    auto make = [&]<class T>(T x) {
-      auto st = core::make_storage<T>(1, fg::device::cpu());
-      *st->data = x;
-      l = tensor<T>(std::move(st), s, v.ids[q]);
-    };
-    switch (p.types[q]) {
-      case dtype::float32: make(v.values[q].as<float>()); break;
-      case dtype::float64: make(v.values[q].as<double>()); break;
-      case dtype::int32: make(v.values[q].as<std::int32_t>()); break;
-      case dtype::int64: make(v.values[q].as<std::int64_t>()); break;
-      case dtype::boolean: make(v.values[q].as<bool>()); break;
-    }
+    core::any_tensor l = core::make_any_tensor(p.types[q], core::ones_shape(v.ranks[q]), fg::device::cpu(), v.ids[q]);
+    std::memcpy(const_cast<void*>(core::data_of(l)), v.values[q].bytes, core::size_of(p.types[q]));
     full.leaves.push_back(std::move(l));
     full.input_of.push_back(v.input_of[q]);
   }

@@ -472,21 +472,21 @@ inline entry_arena& thread_entry_arena() {
   return a;
 }
 
-/// Makes a backward function of type Entry in this thread's entry arena.
-template <class Entry, class... Args>
-std::shared_ptr<backward_fn> make_arena_entry(Args&&... args) {
+/// Room for `bytes` bytes (an entry's few hundred) in this thread's entry arena, for an entry
+/// that has nothing to destroy; `owner` shares the ownership of its block.
+inline void* arena_allocate(std::size_t bytes, std::shared_ptr<std::byte>& owner) {
   constexpr std::size_t align = alignof(std::max_align_t);
-  constexpr std::size_t size = (sizeof(Entry) + align - 1) / align * align;
-  static_assert(alignof(Entry) <= align && size <= entry_block_bytes / 64);
+  const std::size_t size = (bytes + align - 1) / align * align;
   entry_arena& a = thread_entry_arena();
   if (!a.block || a.used + size > entry_block_bytes) {
     a.block = std::shared_ptr<std::byte>(static_cast<std::byte*>(core::host_allocate(entry_block_bytes)),
                                          [](std::byte* p) { core::host_release(p, entry_block_bytes); });
     a.used = 0;
   }
-  Entry* e = new (a.block.get() + a.used) Entry(std::forward<Args>(args)...);
+  void* p = a.block.get() + a.used;
   a.used += size;
-  return std::shared_ptr<backward_fn>(a.block, e);
+  owner = a.block;
+  return p;
 }
 
 /// Functions told of every trainable variable read on this thread (custom gradients collect

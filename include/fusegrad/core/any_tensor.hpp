@@ -52,6 +52,25 @@ inline tensor_id id_of(const any_tensor& t) {
       t);
 }
 
+/// A new tensor of element type t and shape s on device d, uninitialised, with identity `id`
+/// (a new one for 0).
+inline any_tensor make_any_tensor(dtype t, const fg::shape& s, fg::device d = fg::device::cpu(), tensor_id id = 0) {
+  any_tensor r;
+  const auto make = [&]<class T>(std::type_identity<T>) {
+    tensor<T> x(s, d);
+    if (id != 0) x = tensor<T>(x.buffer(), s, id);
+    r = std::move(x);
+  };
+  switch (t) {
+    case dtype::float32: make(std::type_identity<float>{}); break;
+    case dtype::float64: make(std::type_identity<double>{}); break;
+    case dtype::int32: make(std::type_identity<std::int32_t>{}); break;
+    case dtype::int64: make(std::type_identity<std::int64_t>{}); break;
+    case dtype::boolean: make(std::type_identity<bool>{}); break;
+  }
+  return r;
+}
+
 /// Bytes per element of d.
 constexpr std::size_t size_of(dtype d) noexcept {
   switch (d) {

@@ -53,6 +53,15 @@
 #define FG_INLINE
 #endif
 
+/// Keeps a function that is not a template out of line where it would be inlined into many
+/// instantiations (making a program, allocating a buffer), for compile time: a copy in each
+/// instantiation is code the optimiser works through again, for no run time gained.
+#if defined(__GNUC__)
+#define FG_NOINLINE __attribute__((noinline))
+#else
+#define FG_NOINLINE
+#endif
+
 #if defined(__GNUC__) && !defined(FUSEGRAD_NO_FLATTEN)
 #define FG_FLATTEN [[gnu::flatten]]
 #else

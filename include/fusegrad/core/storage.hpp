@@ -5,6 +5,7 @@
 #include <memory>
 #include <new>
 
+#include "config.hpp"
 #include "device.hpp"
 #include "host_allocator.hpp"
 #include "error.hpp"
@@ -51,6 +52,36 @@ inline const device_runtime& require_device_runtime(device d) {
   return *r;
 }
 
+/// A buffer of `bytes` bytes on d for a storage (`small`: its one-element host buffer, used for
+/// at most `small_bytes`); `device_free` is set for a device buffer. Compiled once for every
+/// element type.
+FG_NOINLINE inline void* allocate_buffer(std::size_t bytes, device d, void* small, std::size_t small_bytes,
+                                         device_free_fn& device_free) {
+  void* data;
+  if (d.is_gpu()) {
+    const device_runtime& rt = require_device_runtime(d);
+    data = rt.allocate(bytes, d);
+    device_free = rt.release;
+  } else if (bytes <= small_bytes) {
+    data = small;
+  } else {
+    try {
+      data = host_allocate(bytes);
+    } catch (const std::bad_alloc&) {
+      throw out_of_memory(cat("fusegrad: cannot allocate ", bytes, " bytes on ", d.str()));
+    }
+  }
+  ++counters().live_buffers;
+  ++counters().allocations;
+  return data;
+}
+
+/// Copies `bytes` bytes from src on device `from` to dst on device `to`, one of them a GPU.
+FG_NOINLINE inline void copy_between(void* dst, device to, const void* src, device from, std::size_t bytes) {
+  const device_runtime& rt = require_device_runtime(to.is_gpu() ? to : from);
+  if (bytes > 0) rt.copy(dst, to, src, from, bytes);
+}
+
 /// One allocation of `size` elements of T on a device. Buffers of one element on the host
 /// live inside the control block, so a scalar tensor costs one allocation. `size * sizeof(T)`
 /// fits: tensors count their bytes with core::checked_bytes first (Note [checked sizes]).
@@ -63,23 +94,7 @@ struct storage {
   T small{};
 
   storage(std::size_t n, device d) : size(n), dev(d) {
-    if (d.is_gpu()) {
-      const device_runtime& rt = require_device_runtime(d);
-      data = static_cast<T*>(rt.allocate(n * sizeof(T), d));
-      device_free = rt.release;
-    } else {
-      if (n <= 1) {
-        data = &small;
-      } else {
-        try {
-          data = static_cast<T*>(host_allocate(n * sizeof(T)));
-        } catch (const std::bad_alloc&) {
-          throw out_of_memory(cat("fusegrad: cannot allocate ", n * sizeof(T), " bytes on ", d.str()));
-        }
-      }
-    }
-    ++counters().live_buffers;
-    ++counters().allocations;
+    data = static_cast<T*>(allocate_buffer(n * sizeof(T), d, &small, sizeof(T), device_free));
   }
   /// Adopts a device allocation made by the device backend.
   storage(T* p, std::size_t n, device d, device_free_fn f) : data(p), size(n), dev(d), device_free(f) {

@@ -206,10 +206,8 @@ template <class T>
 tensor<T> tensor<T>::to(fg::device d) const {
   FG_CHECK(defined(), value_error, "fg::tensor::to: the tensor is undefined");
   if (d == device()) return *this;
-  const fg::device from = device();
-  const core::device_runtime& rt = core::require_device_runtime(d.is_gpu() ? d : from);
   tensor r(shape_, d);
-  if (size() > 0) rt.copy(r.buf_->data, d, buf_->data, from, size() * sizeof(T));
+  core::copy_between(r.buf_->data, d, buf_->data, device(), size() * sizeof(T));
   return r;
 }
 template <class T> tensor<T> tensor<T>::cpu() const { return to(fg::device::cpu()); }

@@ -27,9 +27,10 @@
 namespace fusegrad::autodiff {
 /// Note [installed engines] (autodiff/program_entry.hpp): called by every gradient_tape made.
 FG_ENGINES_INLINE void install_entry_engines() {
-  static constexpr entry_engines e{&run_fused_entry,        &point_backward,   &replay_scalar_entry,
-                                   &replay_installed,       &run_installed_op_by_op, &eager::services,
-                                   &eager::report_nonfinite};
+  static constexpr entry_engines e{&run_fused_entry,           &point_backward,     &replay_scalar_entry,
+                                   &replay_installed,          &run_installed_op_by_op, &eager::services,
+                                   &eager::report_nonfinite,   &eager::report_evaluation,
+                                   &eager::record_evaluation, &eager::record_scalar};
   installed_engines.store(&e, std::memory_order_release);
 }
 }  // namespace fusegrad::autodiff

@@ -34,18 +34,12 @@ std::uint8_t input_index(const Ids& ids, std::size_t n, tensor_id id) {
 /// Note [type-erased recording]: what the recording of an evaluation needs of each leaf is the
 /// same whatever the expression: its id, shape, element type, first value and tensor. So an
 /// expression only lists its leaves (leaf_ref) and literals and hands them, with its program,
-/// to code written once: record_evaluation (a fused entry) and report_evaluation (numerics
-/// checks), compiled once per translation unit rather than once per expression, and
-/// record_scalar_as (a scalar entry), inlined where scalar code records one op per statement
-/// but instantiated for four entry sizes only. A unit of many expressions (a training step)
-/// then compiles each expression's forward loop and program, not its own copy of the recording.
-struct leaf_ref {
-  const void* tensor;  ///< the leaf's tensor<T>, T of element type `type`
-  const fg::shape* shape;
-  const void* data;
-  tensor_id id;
-  dtype type;
-};
+/// to code written once, which the installed engines hold (Note [installed engines]):
+/// record_evaluation (a fused entry), record_scalar (a scalar entry) and report_evaluation
+/// (numerics checks). An expression compiles its forward loop, its program and the gathering of
+/// its leaves (evaluation_refs), not its own copy of the recording, and a unit that never
+/// constructs a tape compiles no recording at all.
+using autodiff::leaf_ref;
 template <class T>
 leaf_ref ref_of(const tensor<T>& t) {
   return {&t, &t.shape(), t.data(), t.id(), dtype_of<T>()};
@@ -98,51 +92,58 @@ struct evaluation_refs {
   std::span<const core::cell> literals() const { return {lits.data(), C}; }
 };
 
-/// The leaf room of the scalar entry that records an expression of `leaves` leaves and `lits`
-/// literals (room for as many literals, or one for rooms of 1 and 2): a few sizes, so that the
-/// entry types are few, and an entry takes its size's room in the arena (Note [entry arena]);
-/// scalar code records mostly ops of one or two tensors and at most one literal.
-constexpr std::size_t scalar_room(std::size_t leaves, std::size_t lits) {
-  if (leaves <= 1 && lits <= 1) return 1;
-  if (leaves <= 2 && lits <= 1) return 2;
-  return leaves <= 4 && lits <= 4 ? 4 : 8;
-}
-/// Records a one-element host evaluation of program p as a scalar entry of room for L leaves and
-/// C literals (Note [scalar entries]). Inlined: scalar code records one per statement, and the
-/// call alone cost a tenth of a recorded op (benchmarks/tape_overhead).
-template <std::size_t L, std::size_t C>
-FG_INLINE inline void record_scalar_as(const expr::program& p, std::span<const leaf_ref> leaves,
-                                       std::span<const core::cell> lits, std::size_t iter_rank, std::size_t g_rank,
-                                       tensor_id out_id, const autodiff::slot_meta& out_meta) {
-  std::array<tensor_id, L> input_ids;
-  autodiff::scalar_layout<L> at;
-  at.iter_rank = static_cast<std::uint8_t>(iter_rank);
-  at.g_rank = static_cast<std::uint8_t>(g_rank);
-  std::array<core::cell, L> values;
-  for (std::size_t q = 0; q < leaves.size(); ++q) {
+/// Records a one-element host evaluation of program p over `leaves` and `lits` (at most 8 of
+/// each) as a scalar entry (Note [scalar entries]).
+inline void record_scalar(const expr::program& p, std::span<const leaf_ref> leaves, std::span<const core::cell> lits,
+                          std::size_t iter_rank, std::size_t g_rank, tensor_id out_id,
+                          const autodiff::slot_meta& out_meta) {
+  constexpr std::size_t room = 8;
+  const std::size_t n = leaves.size();
+  std::array<core::cell, room> values;
+  std::array<tensor_id, room> ids, input_ids;
+  std::array<dtype, room> input_types;
+  std::array<std::uint8_t, room> ranks, input_of, input_ranks;
+  std::size_t n_inputs = 0;
+  for (std::size_t q = 0; q < n; ++q) {
     const leaf_ref& l = leaves[q];
     values[q] = first_cell(l);
-    at.ids[q] = l.id;
-    at.ranks[q] = static_cast<std::uint8_t>(l.shape->rank());
-    at.input_of[q] = autodiff::no_input;
+    ids[q] = l.id;
+    ranks[q] = static_cast<std::uint8_t>(l.shape->rank());
+    input_of[q] = autodiff::no_input;
     if (is_floating(l.type)) {
-      const std::uint8_t k = input_index(input_ids, at.n_inputs, l.id);
-      if (k == at.n_inputs) {
+      const std::uint8_t k = input_index(input_ids, n_inputs, l.id);
+      if (k == n_inputs) {
         input_ids[k] = l.id;
-        at.types[k] = l.type;
-        at.input_ranks[k] = at.ranks[q];
-        ++at.n_inputs;
+        input_types[k] = l.type;
+        input_ranks[k] = ranks[q];
+        ++n_inputs;
       }
-      at.input_of[q] = k;
+      input_of[q] = k;
     }
   }
-  if (at.n_inputs == 0) return;
+  if (n_inputs == 0) return;
   const tensor_id outs[1] = {out_id};
-  autodiff::record(std::span<const tensor_id>(input_ids.data(), at.n_inputs), outs, &out_meta, [&] {
-    using S = autodiff::scalar_entry<L, C>;
-    auto fn = autodiff::make_arena_entry<S>(p, values, at);
-    std::copy(lits.begin(), lits.end(), static_cast<S*>(fn.get())->literals.begin());
-    return fn;
+  autodiff::record(std::span<const tensor_id>(input_ids.data(), n_inputs), outs, &out_meta, [&] {
+    using S = autodiff::scalar_entry;
+    std::shared_ptr<std::byte> block;
+    S* e = new (autodiff::arena_allocate(S::bytes(p), block)) S(p);
+    e->n_inputs = static_cast<std::uint8_t>(n_inputs);
+    e->iter_rank = static_cast<std::uint8_t>(iter_rank);
+    e->g_rank = static_cast<std::uint8_t>(g_rank);
+    // Element by element: a few each, where a call to memcpy would cost more than the copy.
+    const S::arrays a = e->layout();
+    for (std::size_t q = 0; q < n; ++q) {
+      a.values[q] = values[q];
+      a.ids[q] = ids[q];
+      a.ranks[q] = ranks[q];
+      a.input_of[q] = input_of[q];
+    }
+    for (std::size_t c = 0; c < lits.size(); ++c) a.literals[c] = lits[c];
+    for (std::size_t k = 0; k < n_inputs; ++k) {
+      a.types[k] = input_types[k];
+      a.input_ranks[k] = input_ranks[k];
+    }
+    return std::shared_ptr<autodiff::backward_fn>(std::move(block), e);
   });
 }
 
@@ -153,7 +154,7 @@ FG_INLINE inline void record_scalar_as(const expr::program& p, std::span<const l
 /// taken by the entry; null when none was saved. `make_entry(p, context)`, when given, makes
 /// the entry (a device entry that also keeps its expression, Note [device backward]); by
 /// default it is a plain fused_entry.
-using entry_maker = std::shared_ptr<autodiff::fused_entry> (*)(const expr::program& p, const void* context);
+using autodiff::entry_maker;
 inline void record_evaluation(const expr::program& p, std::span<const leaf_ref> leaves,
                               std::span<const core::cell> lits, const fg::shape& iter, const fg::shape& gshape,
                               fg::device d, const fg::shape& out_shape, tensor_id out_id,
@@ -205,8 +206,8 @@ void record_on_device(const E& e, const fg::shape& iter, const fg::shape& gshape
     return std::allocate_shared<device_fused_entry<E>>(core::host_allocator<device_fused_entry<E>>{}, p,
                                                        *static_cast<const E*>(ex));
   };
-  record_evaluation(program_of<E>(), refs.leaves, refs.literals(), iter, gshape, d, out.shape(), out.id(),
-                    derivative ? &dv : nullptr, make, &e);
+  autodiff::engines().record(program_of<E>(), refs.leaves, refs.literals(), iter, gshape, d, out.shape(), out.id(),
+                             derivative ? &dv : nullptr, make, &e);
 }
 #endif
 
@@ -223,18 +224,16 @@ void record_fused(const E& e, const fg::shape& iter, const fg::shape& gshape, fg
 #endif
     using R = evaluation_refs<E>;
     const R refs(e);
+    const autodiff::entry_engines& engines = autodiff::engines();  // installed: a tape records
     if constexpr (R::L <= 8 && R::C <= 8) {
-      if (iter.elements() == 1 && d.is_cpu() && !derivative) {
-        constexpr std::size_t l = scalar_room(R::L, R::C), c = l <= 2 ? 1 : l;
-        const autodiff::slot_meta out_meta = autodiff::meta_of(out);
-        return record_scalar_as<l, c>(program_of<E>(), refs.leaves, refs.literals(), iter.rank(), gshape.rank(),
-                                      out.id(), out_meta);
-      }
+      if (iter.elements() == 1 && d.is_cpu() && !derivative)
+        return engines.record_scalar(program_of<E>(), refs.leaves, refs.literals(), iter.rank(), gshape.rank(),
+                                     out.id(), autodiff::meta_of(out));
     }
     core::any_tensor dv;
     if (derivative) dv = std::move(*derivative);
-    record_evaluation(program_of<E>(), refs.leaves, refs.literals(), iter, gshape, d, out.shape(), out.id(),
-                      derivative ? &dv : nullptr);
+    engines.record(program_of<E>(), refs.leaves, refs.literals(), iter, gshape, d, out.shape(), out.id(),
+                   derivative ? &dv : nullptr, nullptr, nullptr);
   }
 }
 
@@ -278,13 +277,14 @@ void record_fused(const E& e, const fg::shape& iter, const fg::shape& gshape, fg
                               " values in a result of shape ", out, " (check_numerics)"));
 }
 
-/// The error for an evaluation of program p whose result, of shape `out`, holds what f says.
+/// The error for an evaluation of program p whose result, of shape `out`, holds what f says:
+/// report_nonfinite over the leaves' tensors.
 inline void report_evaluation(const expr::program& p, std::span<const leaf_ref> leaves,
                               std::span<const core::cell> literals, const fg::shape& out, core::nonfinite f,
                               const char* reduction) {
   core::small_vector<core::any_tensor, 4> tensors;
   for (const leaf_ref& l : leaves) tensors.push_back(tensor_of(l));
-  autodiff::engines().report_nonfinite(p, tensors, literals, out, f, reduction);
+  report_nonfinite(p, tensors, literals, out, f, reduction);
 }
 /// Checks the result r of evaluating e (then reduced by `reduction`, if given): Note [numerics checks].
 template <class E, class T>
@@ -292,7 +292,7 @@ void check_evaluation(const E& e, const tensor<T>& r, const char* reduction = nu
   const core::nonfinite f = core::find_nonfinite(r);
   if (!f) return;
   const evaluation_refs<E> refs(e);
-  report_evaluation(program_of<E>(), refs.leaves, refs.literals(), r.shape(), f, reduction);
+  autodiff::engines().report_evaluation(program_of<E>(), refs.leaves, refs.literals(), r.shape(), f, reduction);
 }
 
 /// Evaluates e broadcast to `out` in one fused pass, recorded.
@@ -441,28 +441,13 @@ inline core::any_tensor service_reshape(const core::any_tensor& t, const fg::sha
   if (autodiff::recording()) record_program(*identity_table(t).unit(), std::span(&t, 1), {}, from, from, r);
   return r;
 }
-/// A new host tensor of type d and shape s.
-inline core::any_tensor make_any_tensor(dtype d, const fg::shape& s) {
-  switch (d) {
-    case dtype::float32: return tensor<float>(s, fg::device::cpu());
-    case dtype::float64: return tensor<double>(s, fg::device::cpu());
-    case dtype::int32: return tensor<std::int32_t>(s, fg::device::cpu());
-    case dtype::int64: return tensor<std::int64_t>(s, fg::device::cpu());
-    case dtype::boolean: return tensor<bool>(s, fg::device::cpu());
-  }
-  return {};
-}
 /// A rank-0 tensor of type d holding c, on device dev.
 inline core::any_tensor service_constant(core::cell c, dtype d, fg::device dev) {
-  core::any_tensor t = make_any_tensor(d, fg::shape{});
-  std::memcpy(const_cast<void*>(core::data_of(t)), c.bytes, core::size_of(d));
-  if (dev.is_cpu()) return t;
-  return std::visit(
-      [&](const auto& x) -> core::any_tensor {
-        if constexpr (std::is_same_v<std::decay_t<decltype(x)>, std::monostate>) return {};
-        else return x.to(dev);
-      },
-      t);
+  core::any_tensor t = core::make_any_tensor(d, fg::shape{}, dev);
+  void* data = const_cast<void*>(core::data_of(t));
+  if (dev.is_cpu()) std::memcpy(data, c.bytes, core::size_of(d));
+  else core::copy_between(data, dev, c.bytes, fg::device::cpu(), core::size_of(d));
+  return t;
 }
 
 /// Records an evaluation of program p (its leaves and literals given) on the tapes that track
@@ -505,7 +490,7 @@ inline core::any_tensor service_apply(const expr::op_table& op, const core::any_
 }
 /// op applied to host tensors broadcast to `out` (which their shapes broadcast to), recorded.
 inline core::any_tensor apply_to(const expr::op_table& op, const core::any_tensor* args, const fg::shape& out) {
-  core::any_tensor r = make_any_tensor(op.result, out);
+  core::any_tensor r = core::make_any_tensor(op.result, out);
   ++core::counters().passes;
   const std::size_t n = out.elements(), elem = core::size_of(op.result);
   auto* dst = static_cast<unsigned char*>(const_cast<void*>(core::data_of(r)));
