@@ -52,7 +52,7 @@ struct eager_services {
   core::any_tensor (*constant)(core::cell c, dtype d, fg::device dev);
   /// t broadcast to shape s, recorded.
   core::any_tensor (*broadcast)(const core::any_tensor& t, const fg::shape& s);
-  /// One program op on tensors (op->unit()), evaluated and recorded.
+  /// One program op on tensors (expr::unit_program), evaluated and recorded.
   core::any_tensor (*apply)(const expr::op_table& op, const core::any_tensor* args);
 };
 

@@ -68,12 +68,6 @@ inline core::cell first_cell(const leaf_ref& l) {
   return c;
 }
 inline bool is_floating(dtype t) { return t == dtype::float32 || t == dtype::float64; }
-/// Where collect_literals writes an expression's literals: an array of the right size.
-struct cell_sink {
-  core::cell* out;
-  std::size_t n = 0;
-  void push_back(const core::cell& c) { out[n++] = c; }
-};
 /// An expression's leaves and literals, in program order, as the type-erased recording and
 /// checks take them.
 template <class E>
@@ -412,8 +406,8 @@ inline core::any_tensor service_sum_to(const core::any_tensor& t, const fg::shap
       on_floating(t, [&](const auto& x) -> core::any_tensor { return autodiff::sum_host_to(x, iter, s); });
   if (core::checking_numerics()) [[unlikely]]
     if (const core::nonfinite f = core::find_nonfinite(r))
-      autodiff::engines().report_nonfinite(*identity_table(t).unit(), std::span(&t, 1), {}, s, f, "reduce_sum");
-  if (autodiff::recording()) record_program(*identity_table(t).unit(), std::span(&t, 1), {}, iter, keep, r);
+      autodiff::engines().report_nonfinite(expr::unit_program(identity_table(t)), std::span(&t, 1), {}, s, f, "reduce_sum");
+  if (autodiff::recording()) record_program(expr::unit_program(identity_table(t)), std::span(&t, 1), {}, iter, keep, r);
   return r;
 }
 inline core::any_tensor service_broadcast(const core::any_tensor& t, const fg::shape& s) {
@@ -438,7 +432,7 @@ inline core::any_tensor service_reshape(const core::any_tensor& t, const fg::sha
   const core::any_tensor r = on_floating(t, [&](const auto& x) -> core::any_tensor {
     return std::decay_t<decltype(x)>(x.buffer(), s, core::next_id());
   });
-  if (autodiff::recording()) record_program(*identity_table(t).unit(), std::span(&t, 1), {}, from, from, r);
+  if (autodiff::recording()) record_program(expr::unit_program(identity_table(t)), std::span(&t, 1), {}, from, from, r);
   return r;
 }
 /// A rank-0 tensor of type d holding c, on device dev.
@@ -508,7 +502,7 @@ inline core::any_tensor apply_to(const expr::op_table& op, const core::any_tenso
     op.forward(a, dst + start * elem, m);
   }
   if ((op.result == dtype::float32 || op.result == dtype::float64) && autodiff::recording())
-    record_program(*op.unit(), std::span<const core::any_tensor>(args, op.arity), {}, out, out, r);
+    record_program(expr::unit_program(op), std::span<const core::any_tensor>(args, op.arity), {}, out, out, r);
   return r;
 }
 

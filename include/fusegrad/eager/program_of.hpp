@@ -20,7 +20,7 @@ template <class Op, class... V> const expr::op_table& table_of();
 template <class E> const expr::program& program_of();
 
 template <class E, class... Slot>
-expr::rule_program rule_program_of(const E& rule);
+const expr::rule_program* rule_program_of(const E& rule);
 
 template <class E, class Out>
 void collect_literals(const E& e, Out& out);
@@ -110,26 +110,17 @@ struct op_rules {
     }(seq{});
   }
 #endif
-  /// The program of this op alone, as constants.
-  static constexpr program_desc<1, n + 1> unit_desc = [] {
-    program_desc<1, n + 1> d{static_cast<std::uint16_t>(n), 0, {}, {dtype_of<V>()..., dtype_of<R>()}};
-    d.code[0].table = &table_of<Op, V...>;
-    for (std::size_t j = 0; j < n; ++j) d.code[0].args[j] = static_cast<std::uint16_t>(j);
-    return d;
-  }();
-  static const expr::program* unit() {
-    static const expr::program p = unit_desc.make();
-    return &p;
-  }
+  /// Where the program of this op alone is kept (expr::unit_program).
+  static inline std::atomic<const expr::program*> unit_slot{nullptr};
   /// Operand I's vjp rule as a program (instantiates the tables of the ops it uses, not their
   /// evaluation over tensors: the engines run it op by op).
   template <std::size_t I>
   static const expr::rule_program* vjp_rule() {
-    static const expr::rule_program r = rule_program_of<decltype(slot_vjp<I>()), R, V...>(slot_vjp<I>());
-    return &r;
+    static const expr::rule_program* const r = rule_program_of<decltype(slot_vjp<I>()), R, V...>(slot_vjp<I>());
+    return r;
   }
 
-  static expr::op_table make() {
+  static constexpr expr::op_table make() {
     expr::op_table t{};
     t.name = Op::name;
     t.arity = static_cast<std::uint8_t>(n);
@@ -143,11 +134,11 @@ struct op_rules {
 #if defined(FUSEGRAD_DEVICE)
     t.device_forward = &device_forward;
 #endif
-    t.unit = &unit;
+    t.unit = &unit_slot;
     return t;
   }
   template <std::size_t I>
-  static void set_vjp(expr::op_table& t) {
+  static constexpr void set_vjp(expr::op_table& t) {
     if constexpr (has_vjp<I>()) {
       t.vjp[I] = &vjp<I>;
       t.point_vjp[I] = &point_vjp<I>;
@@ -156,10 +147,10 @@ struct op_rules {
   }
 };
 
-/// The table of Op over operands of element types V.
+/// The table of Op over operands of element types V: a constant, so making it runs no code.
 template <class Op, class... V>
 const expr::op_table& table_of() {
-  static const expr::op_table t = op_rules<Op, V...>::make();
+  static constexpr expr::op_table t = op_rules<Op, V...>::make();
   return t;
 }
 
@@ -255,18 +246,27 @@ const expr::program& program_of() {
   return p;
 }
 
-/// The program of a derivative rule of type E over slot leaves of element types Slot...
+/// Where collect_literals writes an expression's literals: an array of the right size.
+struct cell_sink {
+  core::cell* out;
+  std::size_t n = 0;
+  void push_back(const core::cell& c) { out[n++] = c; }
+};
+
+/// The program of a derivative rule of type E over slot leaves of element types Slot... (made
+/// by expr::make_rule; the caller keeps it).
 template <class E, class... Slot>
-expr::rule_program rule_program_of(const E& rule) {
-  expr::rule_program r;
+const expr::rule_program* rule_program_of(const E& rule) {
   if constexpr (expr::is_slot<E>::value) {
-    r.pass = static_cast<int>(expr::is_slot<E>::index);
+    return expr::make_rule(static_cast<int>(expr::is_slot<E>::index), 0, 0, nullptr, 0, nullptr, 0, nullptr);
   } else {
-    static constexpr auto d = describe_program<E, sizeof...(Slot), value_literal_count<E>::value, Slot...>();
-    r.p = d.make();
-    collect_literals(rule, r.literals);
+    constexpr std::size_t C = value_literal_count<E>::value, N = op_count<E>::value;
+    static constexpr auto d = describe_program<E, sizeof...(Slot), C, Slot...>();
+    std::array<core::cell, (C > 0 ? C : 1)> lits;
+    cell_sink sink{lits.data()};
+    collect_literals(rule, sink);
+    return expr::make_rule(-1, d.leaves, d.literals, d.code.data(), N, d.types.data(), d.types.size(), lits.data());
   }
-  return r;
 }
 
 /// Appends the literals of e, depth-first, as cells (a rule's slot leaves are not literals).

@@ -14,7 +14,9 @@
 /// make_program, so an expression or rule adds data, not code, for it.
 
 #include <array>
+#include <atomic>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "../core/any_tensor.hpp"
@@ -47,8 +49,8 @@ struct op_table {
   /// The vector-Jacobian product for operand j as a program (built on first use), which the
   /// engines run op by op over tensors, recorded (higher orders, device replays).
   std::array<const rule_program* (*)(), max_arity> vjp_rule;
-  /// The program of this op alone over leaves 0 .. arity - 1.
-  const program* (*unit)();
+  /// Where the program of this op alone is kept once made (unit_program).
+  std::atomic<const program*>* unit;
 };
 
 /// One op of a program: its table and the slots of its operands.
@@ -93,6 +95,22 @@ FG_NOINLINE inline program make_program(std::uint16_t leaves, std::uint16_t lite
   return p;
 }
 
+/// The program of op t alone over leaves 0 .. arity - 1, made on first use and kept for the
+/// program's lifetime: data per op and operand types, code compiled once.
+FG_NOINLINE inline const program& unit_program(const op_table& t) {
+  if (const program* p = t.unit->load(std::memory_order_acquire)) return *p;
+  auto made = std::make_unique<program>();
+  made->leaves = t.arity;
+  instr in{&t, {}};
+  for (std::uint16_t j = 0; j < t.arity; ++j) in.args[j] = j;
+  made->code.push_back(in);
+  made->types.assign(t.args.begin(), t.args.begin() + t.arity);
+  made->types.push_back(t.result);
+  const program* expected = nullptr;
+  if (t.unit->compare_exchange_strong(expected, made.get(), std::memory_order_acq_rel)) return *made.release();
+  return *expected;  // another thread made it first
+}
+
 /// A derivative rule as a program over slots: leaf 0 the upstream gradient, leaves 1 .. arity
 /// the operands, then its literals, whose values it keeps. `pass`: the leaf the rule returns as
 /// it is when the rule is a bare operand (add's is g), or -1.
@@ -101,4 +119,19 @@ struct rule_program {
   std::vector<core::cell> literals;
   int pass = -1;
 };
+
+/// A rule program, made by code compiled once and kept for the program's lifetime (each rule's
+/// function keeps it in a static): with pass >= 0 the rule that returns leaf `pass` as it is,
+/// else the program of make_program's arguments, with its literals' values in `lits`.
+FG_NOINLINE inline const rule_program* make_rule(int pass, std::uint16_t leaves, std::uint16_t literals,
+                                                 const instr_desc* code, std::size_t n, const dtype* types,
+                                                 std::size_t slots, const core::cell* lits) {
+  auto* r = new rule_program;
+  r->pass = pass;
+  if (pass < 0) {
+    r->p = make_program(leaves, literals, code, n, types, slots);
+    r->literals.assign(lits, lits + literals);
+  }
+  return r;
+}
 }  // namespace fusegrad::expr
