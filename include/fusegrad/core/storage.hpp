@@ -52,28 +52,21 @@ inline const device_runtime& require_device_runtime(device d) {
   return *r;
 }
 
-/// A buffer of `bytes` bytes on d for a storage (`small`: its one-element host buffer, used for
-/// at most `small_bytes`); `device_free` is set for a device buffer. Compiled once for every
+/// A buffer of `bytes` bytes on d for a storage, other than a one-element host buffer (which
+/// a storage holds itself); `device_free` is set for a device buffer. Compiled once for every
 /// element type.
-FG_NOINLINE inline void* allocate_buffer(std::size_t bytes, device d, void* small, std::size_t small_bytes,
-                                         device_free_fn& device_free) {
-  void* data;
+FG_NOINLINE inline void* allocate_buffer(std::size_t bytes, device d, device_free_fn& device_free) {
   if (d.is_gpu()) {
     const device_runtime& rt = require_device_runtime(d);
-    data = rt.allocate(bytes, d);
+    void* data = rt.allocate(bytes, d);
     device_free = rt.release;
-  } else if (bytes <= small_bytes) {
-    data = small;
-  } else {
-    try {
-      data = host_allocate(bytes);
-    } catch (const std::bad_alloc&) {
-      throw out_of_memory(cat("fusegrad: cannot allocate ", bytes, " bytes on ", d.str()));
-    }
+    return data;
   }
-  ++counters().live_buffers;
-  ++counters().allocations;
-  return data;
+  try {
+    return host_allocate(bytes);
+  } catch (const std::bad_alloc&) {
+    throw out_of_memory(cat("fusegrad: cannot allocate ", bytes, " bytes on ", d.str()));
+  }
 }
 
 /// Copies `bytes` bytes from src on device `from` to dst on device `to`, one of them a GPU.
@@ -94,7 +87,10 @@ struct storage {
   T small{};
 
   storage(std::size_t n, device d) : size(n), dev(d) {
-    data = static_cast<T*>(allocate_buffer(n * sizeof(T), d, &small, sizeof(T), device_free));
+    // A one-element host buffer inline (scalar code makes one per op), any other out of line.
+    data = d.is_cpu() && n <= 1 ? &small : static_cast<T*>(allocate_buffer(n * sizeof(T), d, device_free));
+    ++counters().live_buffers;
+    ++counters().allocations;
   }
   /// Adopts a device allocation made by the device backend.
   storage(T* p, std::size_t n, device d, device_free_fn f) : data(p), size(n), dev(d), device_free(f) {
