@@ -406,7 +406,8 @@ inline core::any_tensor service_sum_to(const core::any_tensor& t, const fg::shap
       on_floating(t, [&](const auto& x) -> core::any_tensor { return autodiff::sum_host_to(x, iter, s); });
   if (core::checking_numerics()) [[unlikely]]
     if (const core::nonfinite f = core::find_nonfinite(r))
-      autodiff::engines().report_nonfinite(expr::unit_program(identity_table(t)), std::span(&t, 1), {}, s, f, "reduce_sum");
+      autodiff::engines().report_nonfinite(expr::unit_program(identity_table(t)), std::span(&t, 1), {}, s, f,
+                                           "reduce_sum");
   if (autodiff::recording()) record_program(expr::unit_program(identity_table(t)), std::span(&t, 1), {}, iter, keep, r);
   return r;
 }

@@ -84,8 +84,8 @@ struct instr_desc {
 
 /// The program of `leaves` leaves and `literals` literals whose ops are `code` and whose slots
 /// have the types `types` (leaves, literals, then one per op).
-FG_NOINLINE inline program make_program(std::uint16_t leaves, std::uint16_t literals, const instr_desc* code, std::size_t n,
-                            const dtype* types, std::size_t slots) {
+FG_NOINLINE inline program make_program(std::uint16_t leaves, std::uint16_t literals, const instr_desc* code,
+                                        std::size_t n, const dtype* types, std::size_t slots) {
   program p;
   p.leaves = leaves;
   p.literals = literals;
