@@ -205,8 +205,10 @@ inline void scalar_step(const expr::program& p, const scalar_view& v, const scal
 /// differentiating its own gradient, nested tapes), run() rebuilds one-element tensors bearing
 /// the original ids and replays the program op by op, as a fused entry would. One type serves
 /// every program: the entry's arrays follow it in the arena (Note [entry arena]), sized for its
-/// program's leaves and literals (at most 8 of each, eager/evaluate.hpp).
+/// program's leaves and literals (at most max_leaves of each).
 struct scalar_entry final : backward_fn {
+  /// The most leaf positions, and literals, of a program a scalar entry records.
+  static constexpr std::size_t max_leaves = 8;
   const expr::program* prog;
   std::uint8_t n_inputs = 0, iter_rank = 0, g_rank = 0;
 
@@ -266,7 +268,7 @@ inline void scalar_step(const expr::program& p, const scalar_view& v, const scal
                         std::span<const bool> needed, std::span<std::optional<scalar_grad>> grads) {
   const dtype gt = p.types[p.result()];
   const core::cell g = gt == dtype::float32 ? core::cell::of(static_cast<float>(up.value)) : core::cell::of(up.value);
-  std::array<std::optional<core::cell>, 8> out{};
+  std::array<std::optional<core::cell>, scalar_entry::max_leaves> out{};
   engines().point(p, v.values, v.literals, v.input_of, v.types, g, needed,
                   std::span<std::optional<core::cell>>(out.data(), v.n_inputs));
   auto as_double = [&](std::size_t k) {

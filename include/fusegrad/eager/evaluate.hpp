@@ -86,30 +86,26 @@ struct evaluation_refs {
   std::span<const core::cell> literals() const { return {lits.data(), C}; }
 };
 
-/// Records a one-element host evaluation of program p over `leaves` and `lits` (at most 8 of
-/// each) as a scalar entry (Note [scalar entries]).
+/// Records a one-element host evaluation of program p over `leaves` and `lits` (at most
+/// scalar_entry::max_leaves of each) as a scalar entry (Note [scalar entries]).
 inline void record_scalar(const expr::program& p, std::span<const leaf_ref> leaves, std::span<const core::cell> lits,
                           std::size_t iter_rank, std::size_t g_rank, tensor_id out_id,
                           const autodiff::slot_meta& out_meta) {
-  constexpr std::size_t room = 8;
-  const std::size_t n = leaves.size();
-  std::array<core::cell, room> values;
-  std::array<tensor_id, room> ids, input_ids;
-  std::array<dtype, room> input_types;
-  std::array<std::uint8_t, room> ranks, input_of, input_ranks;
+  using S = autodiff::scalar_entry;
+  // Per position its input's index; per distinct floating-point input its id, type and rank.
+  std::array<std::uint8_t, S::max_leaves> input_of, input_ranks;
+  std::array<tensor_id, S::max_leaves> input_ids;
+  std::array<dtype, S::max_leaves> input_types;
   std::size_t n_inputs = 0;
-  for (std::size_t q = 0; q < n; ++q) {
+  for (std::size_t q = 0; q < leaves.size(); ++q) {
     const leaf_ref& l = leaves[q];
-    values[q] = first_cell(l);
-    ids[q] = l.id;
-    ranks[q] = static_cast<std::uint8_t>(l.shape->rank());
     input_of[q] = autodiff::no_input;
     if (is_floating(l.type)) {
       const std::uint8_t k = input_index(input_ids, n_inputs, l.id);
       if (k == n_inputs) {
         input_ids[k] = l.id;
         input_types[k] = l.type;
-        input_ranks[k] = ranks[q];
+        input_ranks[k] = static_cast<std::uint8_t>(l.shape->rank());
         ++n_inputs;
       }
       input_of[q] = k;
@@ -118,7 +114,6 @@ inline void record_scalar(const expr::program& p, std::span<const leaf_ref> leav
   if (n_inputs == 0) return;
   const tensor_id outs[1] = {out_id};
   autodiff::record(std::span<const tensor_id>(input_ids.data(), n_inputs), outs, &out_meta, [&] {
-    using S = autodiff::scalar_entry;
     std::shared_ptr<std::byte> block;
     S* e = new (autodiff::arena_allocate(S::bytes(p), block)) S(p);
     e->n_inputs = static_cast<std::uint8_t>(n_inputs);
@@ -126,10 +121,11 @@ inline void record_scalar(const expr::program& p, std::span<const leaf_ref> leav
     e->g_rank = static_cast<std::uint8_t>(g_rank);
     // Element by element: a few each, where a call to memcpy would cost more than the copy.
     const S::arrays a = e->layout();
-    for (std::size_t q = 0; q < n; ++q) {
-      a.values[q] = values[q];
-      a.ids[q] = ids[q];
-      a.ranks[q] = ranks[q];
+    for (std::size_t q = 0; q < leaves.size(); ++q) {
+      const leaf_ref& l = leaves[q];
+      a.values[q] = first_cell(l);
+      a.ids[q] = l.id;
+      a.ranks[q] = static_cast<std::uint8_t>(l.shape->rank());
       a.input_of[q] = input_of[q];
     }
     for (std::size_t c = 0; c < lits.size(); ++c) a.literals[c] = lits[c];
@@ -219,7 +215,7 @@ void record_fused(const E& e, const fg::shape& iter, const fg::shape& gshape, fg
     using R = evaluation_refs<E>;
     const R refs(e);
     const autodiff::entry_engines& engines = autodiff::engines();  // installed: a tape records
-    if constexpr (R::L <= 8 && R::C <= 8) {
+    if constexpr (R::L <= autodiff::scalar_entry::max_leaves && R::C <= autodiff::scalar_entry::max_leaves) {
       if (iter.elements() == 1 && d.is_cpu() && !derivative)
         return engines.record_scalar(program_of<E>(), refs.leaves, refs.literals(), iter.rank(), gshape.rank(),
                                      out.id(), autodiff::meta_of(out));
