@@ -23,10 +23,6 @@ struct node_base {};
 template <class E>
 concept expression = std::derived_from<std::remove_cvref_t<E>, expr::node_base>;
 
-namespace ops {
-struct upstream_op;  // expr/gradient.hpp: marks the upstream gradient in a backward expression
-}
-
 namespace core {
 /// std::apply without its noexcept specification: computing that instantiates the callee's
 /// is_nothrow_invocable test for every expression type, a large share of the compile time of
