@@ -7,11 +7,12 @@
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
-#include <random>
 #include <vector>
 
 #include <benchmark/benchmark.h>
 #include <fusegrad/fusegrad.hpp>
+
+#include "chain_input.hpp"
 
 #ifdef FUSEGRAD_BENCH_TORCH
 #include <torch/torch.h>
@@ -22,20 +23,7 @@ double chain_ceiling_forward_backward(const float* x, float* dx, std::size_t n);
 
 namespace {
 
-/// The benchmark input: n values uniform in [-4, 4], the same for every contender.
-std::vector<float> chain_input(std::size_t n) {
-  std::mt19937 gen(20240601);
-  std::uniform_real_distribution<float> dist(-4.f, 4.f);
-  std::vector<float> v(n);
-  for (float& e : v) e = dist(gen);
-  return v;
-}
-
-std::size_t size_of(const benchmark::State& state) { return static_cast<std::size_t>(state.range(0)); }
-
-void count_items(benchmark::State& state) {
-  state.SetItemsProcessed(state.iterations() * state.range(0));
-}
+using namespace chain_bench;
 
 /// The same loop as chain_ceiling_forward_backward, compiled without -ffast-math.
 double chain_accurate_forward_backward(const float* x, float* dx, std::size_t n) {

@@ -12,7 +12,6 @@
 #include <cmath>
 #include <cstddef>
 #include <memory>
-#include <random>
 #include <vector>
 
 #include <benchmark/benchmark.h>
@@ -20,6 +19,8 @@
 #include <xtensor/xarray.hpp>
 #include <xtensor/xmath.hpp>
 #include <xtensor/xtensor_simd.hpp>
+
+#include "chain_input.hpp"
 
 #ifdef FUSEGRAD_BENCH_TORCH
 #include <torch/torch.h>
@@ -33,20 +34,7 @@ namespace {
 static_assert(!std::is_same_v<xt_simd::simd_type<float>, float>,
               "the xtensor comparison must be compiled with XTENSOR_USE_XSIMD");
 
-/// The benchmark input: n values uniform in [-4, 4], the same for every contender.
-std::vector<float> chain_input(std::size_t n) {
-  std::mt19937 gen(20240601);
-  std::uniform_real_distribution<float> dist(-4.f, 4.f);
-  std::vector<float> v(n);
-  for (float& e : v) e = dist(gen);
-  return v;
-}
-
-std::size_t size_of(const benchmark::State& state) { return static_cast<std::size_t>(state.range(0)); }
-
-void count_items(benchmark::State& state) {
-  state.SetItemsProcessed(state.iterations() * state.range(0));
-}
+using namespace chain_bench;
 
 /// The same loop as chain_ceiling_forward, compiled here without -ffast-math: glibc's
 /// scalar expf and logf, no vectorisation of the transcendental calls.

@@ -19,26 +19,6 @@
 
 namespace {
 using namespace fg_test;
-/// How strictly a result is compared with its reference.
-struct tolerance {
-  double rel = 0;         ///< relative error allowed on finite nonzero values (0: exact)
-  bool zero_sign = true;  ///< whether a zero must carry the reference's sign bit
-};
-
-/// Whether got matches want: NaN for NaN, exact infinities, signed zeros, else within tol.rel.
-template <class T>
-bool matches(T got, T want, tolerance tol) {
-  if (std::isnan(want)) return std::isnan(got);
-  if (std::isinf(want) || tol.rel == 0) {
-    if (got != want) return false;
-  } else if (want == 0) {
-    if (got != 0) return false;
-  } else if (!(std::fabs(static_cast<double>(got) - want) <= tol.rel * std::fabs(static_cast<double>(want)))) {
-    return false;
-  }
-  return !(want == 0 && tol.zero_sign && std::signbit(got) != std::signbit(want));
-}
-
 /// numpy's results of one op, element by element.
 template <class T>
 struct expected_row {
