@@ -3,8 +3,8 @@
 single-threaded float32, the chain y = log(1 + exp(x)) * sigmoid(x) + x * x over N values
 uniform in [-4, 4], forward and forward + backward of sum(y); and 10000 scalar ops
 `y = y * a; y = y + b` recorded on a tape and differentiated (benchmarks/tape_overhead runs
-100000; the peers' cost per op is the same at either count, and 10000 keeps their run short). Contenders, each skipped with a
-note when its package is missing: JAX (jit), TensorFlow (eager, and tf.function), PyTorch (eager).
+100000; 10000 keeps the peers' run short). Contenders, each skipped with a note when its
+package is missing: JAX (jit), TensorFlow (eager, and tf.function), PyTorch (eager).
 
 Prints one line per measurement, `peer NAME/N CPU_SECONDS_PER_ITERATION`, then what was skipped.
 Times are CPU time of the process (time.process_time), the median of REPS rounds of a loop long
