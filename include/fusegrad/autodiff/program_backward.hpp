@@ -307,23 +307,37 @@ inline core::cell add_cells(dtype d, core::cell a, core::cell b) {
   return core::cell::of(a.as<double>() + b.as<double>());
 }
 
+/// The backward step of a program of one op over leaves (a statement of scalar code) on single
+/// elements: each needed input's gradient, a cell of its type, into sum[k] where has[k] is set
+/// (has all false on entry), the op's operands in order. point_backward's first case; a scalar
+/// entry's step runs it directly (Note [scalar entries]), so it is inlined into both.
+FG_INLINE inline void one_op_point_backward(const expr::program& p, const core::cell* leaf_values,
+                                            const std::uint8_t* input_of, const dtype* input_types, core::cell g,
+                                            std::span<const bool> needed, core::cell* sum, bool* has) {
+  const expr::instr& in = p.code[0];
+  if (in.op->result != dtype::float32 && in.op->result != dtype::float64) return;
+  const core::cell args[expr::max_arity] = {leaf_values[in.args[0]], leaf_values[in.args[1]],
+                                            leaf_values[in.args[2]]};
+  for (std::size_t j = 0; j < in.op->arity; ++j) {
+    const std::uint8_t k = input_of[in.args[j]];
+    if (k == no_input || !needed[k] || !in.op->point_vjp[j]) continue;
+    const core::cell c = in.op->point_vjp[j](g, args);
+    sum[k] = has[k] ? autodiff::add_cells(input_types[k], c, sum[k]) : c;
+    has[k] = true;
+  }
+}
+
 /// block_backward on one element: leaf and literal values as cells, gradients as cells of
 /// their input's type (nullopt where none), in the same order of operations.
 inline void point_backward(const expr::program& p, const core::cell* leaf_values, const core::cell* literals,
                            const std::uint8_t* input_of, const dtype* input_types, core::cell g,
                            std::span<const bool> needed, std::span<std::optional<core::cell>> grads) {
   if (p.code.size() == 1 && p.literals == 0) {
-    // One op over leaves (a statement of scalar code): its vjp rules, in the same order.
-    const expr::instr& in = p.code[0];
-    if (in.op->result != dtype::float32 && in.op->result != dtype::float64) return;
-    const core::cell args[expr::max_arity] = {leaf_values[in.args[0]], leaf_values[in.args[1]],
-                                              leaf_values[in.args[2]]};
-    for (std::size_t j = 0; j < in.op->arity; ++j) {
-      const std::uint8_t k = input_of[in.args[j]];
-      if (k == no_input || !needed[k] || !in.op->point_vjp[j]) continue;
-      const core::cell c = in.op->point_vjp[j](g, args);
-      grads[k] = grads[k] ? autodiff::add_cells(input_types[k], c, *grads[k]) : c;
-    }
+    core::cell sum[expr::max_arity];
+    bool has[expr::max_arity] = {};
+    one_op_point_backward(p, leaf_values, input_of, input_types, g, needed, sum, has);
+    for (std::size_t k = 0; k < grads.size(); ++k)
+      if (has[k]) grads[k] = grads[k] ? autodiff::add_cells(input_types[k], sum[k], *grads[k]) : sum[k];
     return;
   }
   const slot_flags needs = gradient_slots(p, input_of, needed);
