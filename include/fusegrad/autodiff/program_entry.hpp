@@ -202,9 +202,10 @@ inline void scalar_step(const expr::program& p, const scalar_view& v, const scal
 /// gradient() runs it and no tape would record the step, run_scalar computes each input's
 /// gradient as a number (point_backward; for a program of one op over leaves, the most common,
 /// its vjp rules called directly, without the engines' table), and gradient() passes numbers
-/// (scalar_grad) between such entries without making tensors. When a tape would record the step (a persistent tape
-/// differentiating its own gradient, nested tapes), run() rebuilds one-element tensors bearing
-/// the original ids and replays the program op by op, as a fused entry would. One type serves
+/// (scalar_grad) between such entries without making tensors. When a tape would record the
+/// step (a persistent tape differentiating its own gradient, nested tapes), run() rebuilds
+/// one-element tensors bearing the original ids and replays the program op by op, as a fused
+/// entry would. One type serves
 /// every program: the entry's arrays follow it in the arena (Note [entry arena]), sized for its
 /// program's leaves and literals (at most max_leaves of each).
 struct scalar_entry final : backward_fn {
