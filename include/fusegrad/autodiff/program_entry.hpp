@@ -205,8 +205,9 @@ inline void scalar_step(const expr::program& p, const scalar_view& v, const scal
 /// (scalar_grad) between such entries without making tensors. When a tape would record the
 /// step (a persistent tape differentiating its own gradient, nested tapes), run() rebuilds
 /// one-element tensors bearing the original ids and replays the program op by op, as a fused
-/// entry would. One type serves every program: the entry's arrays follow it in the arena (Note
-/// [entry arena]), sized for its program's leaves and literals (at most max_leaves of each).
+/// entry would. One type serves every program: the entry's arrays follow it in the arena
+/// (Note [entry arena]), sized for its program's leaves and literals (at most max_leaves of
+/// each).
 struct scalar_entry final : backward_fn {
   /// The most leaf positions, and literals, of a program a scalar entry records.
   static constexpr std::size_t max_leaves = 8;
