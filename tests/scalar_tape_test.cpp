@@ -166,3 +166,31 @@ TEST_CASE("output_gradients and a second target through scalar entries", "[tape]
   CHECK(tape.gradient(y, x).item() == Approx(e * 1.5f));
   CHECK(tape.gradient(x, x).item() == 1.f);
 }
+
+TEST_CASE("evaluations no tape records leave the recorded scalar entries intact", "[tape][scalar]") {
+  // An evaluation no tape records writes its entry where the next one goes and leaves the room
+  // free (Note [entry arena]): the next entry is written over it, the recorded ones stay.
+  const fg::tensor<double> x = 0.7, a = 1.5, b = -2.0;
+  fg::gradient_tape outer;
+  outer.watch(x);
+  fg::tensor<double> y = x * a;                   // outer records: y = 1.05
+  const fg::tensor<double> c = a * b + 4.5;       // no tape tracks a or b: c = 1.5
+  const fg::tensor<double> u = b - a;             // nor here: u = -3.5
+  fg::tensor<double> e;
+  {
+    fg::gradient_tape inner({.persistent = true});  // two tapes: the general recording path
+    inner.watch(c);
+    const fg::tensor<double> d = c * c;  // inner records: d = 2.25
+    e = a / b;                           // neither records: e = -0.75
+    y = y * c + d * e;                   // both record: y = 1.575 - 1.6875
+    CHECK(inner.size() == 2);
+    CHECK(outer.size() == 2);
+    // dy/dc = y_before + 2 c e, y_before = x a.
+    CHECK(inner.gradient(y, c).item() == Approx(0.7 * 1.5 + 2 * 1.5 * -0.75).epsilon(1e-14));
+  }
+  CHECK(e.item() == -0.75);
+  const fg::tensor<double> z = y * y + u;
+  CHECK(z.item() == Approx(0.1125 * 0.1125 - 3.5).epsilon(1e-14));
+  // dz/dx = 2 y c a.
+  CHECK(outer.gradient(z, x).item() == Approx(2 * -0.1125 * 1.5 * 1.5).epsilon(1e-14));
+}

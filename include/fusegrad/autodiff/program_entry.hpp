@@ -247,6 +247,23 @@ struct scalar_entry final : backward_fn {
 
   void run_scalar(const scalar_grad& up, std::span<const bool> needed,
                   std::span<std::optional<scalar_grad>> grads) override {
+    if (prog->code.size() == 1 && prog->literals == 0 && !core::checking_numerics()) {
+      // One op over leaves (most scalar entries), run directly: without the general step's
+      // arrays and the call through the engines' table (Note [scalar entries]).
+      const arrays a = layout();
+      const dtype gt = prog->types[prog->result()];
+      const core::cell g =
+          gt == dtype::float32 ? core::cell::of(static_cast<float>(up.value)) : core::cell::of(up.value);
+      core::cell sum[expr::max_arity];
+      bool has[expr::max_arity] = {};
+      one_op_point_backward(*prog, a.values, a.input_of, a.types, g, needed, sum, has);
+      for (std::size_t k = 0; k < n_inputs; ++k)
+        if (has[k])
+          grads[k] = scalar_grad{a.types[k] == dtype::float32 ? static_cast<double>(sum[k].as<float>())
+                                                              : sum[k].as<double>(),
+                                 a.types[k], a.input_ranks[k]};
+      return;
+    }
     scalar_step(*prog, view(), up, needed, grads);
   }
 
@@ -270,19 +287,6 @@ inline void scalar_step(const expr::program& p, const scalar_view& v, const scal
                         std::span<const bool> needed, std::span<std::optional<scalar_grad>> grads) {
   const dtype gt = p.types[p.result()];
   const core::cell g = gt == dtype::float32 ? core::cell::of(static_cast<float>(up.value)) : core::cell::of(up.value);
-  if (p.code.size() == 1 && p.literals == 0 && !core::checking_numerics()) {
-    // One op over leaves (most scalar entries), run directly: without the general step's
-    // arrays and the call through the engines' table (Note [scalar entries]).
-    core::cell sum[expr::max_arity];
-    bool has[expr::max_arity] = {};
-    one_op_point_backward(p, v.values, v.input_of, v.types, g, needed, sum, has);
-    for (std::size_t k = 0; k < v.n_inputs; ++k)
-      if (has[k])
-        grads[k] = scalar_grad{v.types[k] == dtype::float32 ? static_cast<double>(sum[k].as<float>())
-                                                            : sum[k].as<double>(),
-                               v.types[k], v.input_ranks[k]};
-    return;
-  }
   std::array<std::optional<core::cell>, scalar_entry::max_leaves> out{};
   engines().point(p, v.values, v.literals, v.input_of, v.types, g, needed,
                   std::span<std::optional<core::cell>>(out.data(), v.n_inputs));

@@ -458,7 +458,9 @@ void record(std::span<const tensor_id> inputs, std::span<const tensor_id> output
 /// after another in 1 MiB blocks of a thread's arena instead of being allocated one by one;
 /// each entry's shared_ptr shares the ownership of its block, which goes back to the buffer
 /// cache (Note [buffer cache]) when the last entry in it is gone. The thread holds its current
-/// block until it needs a new one.
+/// block until it needs a new one. An entry is written where the next one goes
+/// (arena_reserve) while its inputs are being looked up, and the room is taken (arena_commit)
+/// only when a tape records it: one pass over the evaluation's leaves, no copy.
 inline constexpr std::size_t entry_block_bytes = std::size_t{1} << 20;
 
 struct entry_arena {
@@ -472,9 +474,11 @@ inline entry_arena& thread_entry_arena() {
   return a;
 }
 
-/// Room for `bytes` bytes (an entry's few hundred) in this thread's entry arena, for an entry
-/// that has nothing to destroy; `owner` shares the ownership of its block.
-inline void* arena_allocate(std::size_t bytes, std::shared_ptr<std::byte>& owner) {
+/// Room for `bytes` bytes (an entry's few hundred) at the end of this thread's entry arena, for
+/// an entry that has nothing to destroy. The room is the caller's to write but not yet taken:
+/// arena_commit takes it, else the next reservation hands it out again (an entry is written
+/// before it is known whether a tape records it).
+inline void* arena_reserve(std::size_t bytes) {
   constexpr std::size_t align = alignof(std::max_align_t);
   const std::size_t size = (bytes + align - 1) / align * align;
   entry_arena& a = thread_entry_arena();
@@ -483,10 +487,14 @@ inline void* arena_allocate(std::size_t bytes, std::shared_ptr<std::byte>& owner
                                          [](std::byte* p) { core::host_release(p, entry_block_bytes); });
     a.used = 0;
   }
-  void* p = a.block.get() + a.used;
-  a.used += size;
+  return a.block.get() + a.used;
+}
+/// Takes the room the last arena_reserve(bytes) gave; `owner` shares the ownership of its block.
+inline void arena_commit(std::size_t bytes, std::shared_ptr<std::byte>& owner) {
+  constexpr std::size_t align = alignof(std::max_align_t);
+  entry_arena& a = thread_entry_arena();
+  a.used += (bytes + align - 1) / align * align;
   owner = a.block;
-  return p;
 }
 
 /// Functions told of every trainable variable read on this thread (custom gradients collect

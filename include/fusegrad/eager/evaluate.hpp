@@ -87,54 +87,59 @@ struct evaluation_refs {
 };
 
 /// Records a one-element host evaluation of program p over `leaves` and `lits` (at most
-/// scalar_entry::max_leaves of each) as a scalar entry (Note [scalar entries]).
+/// scalar_entry::max_leaves of each) as a scalar entry (Note [scalar entries]). The entry is
+/// written in place at the end of the entry arena, in one pass over the leaves, and taken only
+/// when a tape records it (Note [entry arena]).
 inline void record_scalar(const expr::program& p, std::span<const leaf_ref> leaves, std::span<const core::cell> lits,
                           std::size_t iter_rank, std::size_t g_rank, tensor_id out_id,
                           const autodiff::slot_meta& out_meta) {
   using S = autodiff::scalar_entry;
-  // Per position its input's index; per distinct floating-point input its id, type and rank.
-  std::array<std::uint8_t, S::max_leaves> input_of, input_ranks;
+  const std::size_t bytes = S::bytes(p);
+  S* e = new (autodiff::arena_reserve(bytes)) S(p);
+  const S::arrays a = e->layout();
+  // Per leaf position its value, id, rank and input; per distinct floating-point input (in
+  // order of first position) its id, type and rank.
   std::array<tensor_id, S::max_leaves> input_ids;
-  std::array<dtype, S::max_leaves> input_types;
   std::size_t n_inputs = 0;
   for (std::size_t q = 0; q < leaves.size(); ++q) {
     const leaf_ref& l = leaves[q];
-    input_of[q] = autodiff::no_input;
+    const auto rank = static_cast<std::uint8_t>(l.shape->rank());
+    a.values[q] = first_cell(l);
+    a.ids[q] = l.id;
+    a.ranks[q] = rank;
+    a.input_of[q] = autodiff::no_input;
     if (is_floating(l.type)) {
       const std::uint8_t k = input_index(input_ids, n_inputs, l.id);
       if (k == n_inputs) {
         input_ids[k] = l.id;
-        input_types[k] = l.type;
-        input_ranks[k] = static_cast<std::uint8_t>(l.shape->rank());
+        a.types[k] = l.type;
+        a.input_ranks[k] = rank;
         ++n_inputs;
       }
-      input_of[q] = k;
+      a.input_of[q] = k;
     }
   }
   if (n_inputs == 0) return;
+  for (std::size_t c = 0; c < lits.size(); ++c) a.literals[c] = lits[c];
+  e->n_inputs = static_cast<std::uint8_t>(n_inputs);
+  e->iter_rank = static_cast<std::uint8_t>(iter_rank);
+  e->g_rank = static_cast<std::uint8_t>(g_rank);
+  const std::span<const tensor_id> ins(input_ids.data(), n_inputs);
   const tensor_id outs[1] = {out_id};
-  autodiff::record(std::span<const tensor_id>(input_ids.data(), n_inputs), outs, &out_meta, [&] {
+  auto take = [&] {
     std::shared_ptr<std::byte> block;
-    S* e = new (autodiff::arena_allocate(S::bytes(p), block)) S(p);
-    e->n_inputs = static_cast<std::uint8_t>(n_inputs);
-    e->iter_rank = static_cast<std::uint8_t>(iter_rank);
-    e->g_rank = static_cast<std::uint8_t>(g_rank);
-    // Element by element: a few each, where a call to memcpy would cost more than the copy.
-    const S::arrays a = e->layout();
-    for (std::size_t q = 0; q < leaves.size(); ++q) {
-      const leaf_ref& l = leaves[q];
-      a.values[q] = first_cell(l);
-      a.ids[q] = l.id;
-      a.ranks[q] = static_cast<std::uint8_t>(l.shape->rank());
-      a.input_of[q] = input_of[q];
-    }
-    for (std::size_t c = 0; c < lits.size(); ++c) a.literals[c] = lits[c];
-    for (std::size_t k = 0; k < n_inputs; ++k) {
-      a.types[k] = input_types[k];
-      a.input_ranks[k] = input_ranks[k];
-    }
+    autodiff::arena_commit(bytes, block);
     return std::shared_ptr<autodiff::backward_fn>(std::move(block), e);
-  });
+  };
+  std::vector<autodiff::tape_state*>& tapes = autodiff::tape_stack();
+  if (tapes.size() == 1) {
+    // One tape, the common case: its recording step inline, without record_made's general loops.
+    autodiff::tape_state& t = *tapes.front();
+    std::uint32_t in_slots[S::max_leaves];
+    if (!t.paused && t.find_inputs(ins, in_slots)) t.append(take(), ins, in_slots, outs, &out_meta);
+    return;
+  }
+  autodiff::record(ins, outs, &out_meta, take);
 }
 
 /// Records an evaluation of program p over `leaves` and `lits` (evaluated on device d over
