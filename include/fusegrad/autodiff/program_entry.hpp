@@ -195,6 +195,16 @@ struct scalar_view {
 inline void scalar_step(const expr::program& p, const scalar_view& v, const scalar_grad& up,
                         std::span<const bool> needed, std::span<std::optional<scalar_grad>> grads);
 
+/// A scalar program's upstream gradient as a cell of its result's type (float32 or float64).
+inline core::cell upstream_cell(const expr::program& p, const scalar_grad& up) {
+  return p.types[p.result()] == dtype::float32 ? core::cell::of(static_cast<float>(up.value))
+                                               : core::cell::of(up.value);
+}
+/// A gradient cell of floating type t as scalar_grad's value.
+inline double cell_value(dtype t, core::cell c) {
+  return t == dtype::float32 ? static_cast<double>(c.as<float>()) : c.as<double>();
+}
+
 /// Note [scalar entries]: scalar code (the Collatz and line-search loops) records one op per
 /// statement on one-element tensors, where a fused entry's tensors and shapes cost more than
 /// the arithmetic. A user-level evaluation over one element on the host records a
@@ -251,17 +261,11 @@ struct scalar_entry final : backward_fn {
       // One op over leaves (most scalar entries), run directly: without the general step's
       // arrays and the call through the engines' table (Note [scalar entries]).
       const arrays a = layout();
-      const dtype gt = prog->types[prog->result()];
-      const core::cell g =
-          gt == dtype::float32 ? core::cell::of(static_cast<float>(up.value)) : core::cell::of(up.value);
       core::cell sum[expr::max_arity];
       bool has[expr::max_arity] = {};
-      one_op_point_backward(*prog, a.values, a.input_of, a.types, g, needed, sum, has);
+      one_op_point_backward(*prog, a.values, a.input_of, a.types, upstream_cell(*prog, up), needed, sum, has);
       for (std::size_t k = 0; k < n_inputs; ++k)
-        if (has[k])
-          grads[k] = scalar_grad{a.types[k] == dtype::float32 ? static_cast<double>(sum[k].as<float>())
-                                                              : sum[k].as<double>(),
-                                 a.types[k], a.input_ranks[k]};
+        if (has[k]) grads[k] = scalar_grad{cell_value(a.types[k], sum[k]), a.types[k], a.input_ranks[k]};
       return;
     }
     scalar_step(*prog, view(), up, needed, grads);
@@ -286,14 +290,10 @@ static_assert(alignof(scalar_entry) >= alignof(core::cell) && sizeof(scalar_entr
 inline void scalar_step(const expr::program& p, const scalar_view& v, const scalar_grad& up,
                         std::span<const bool> needed, std::span<std::optional<scalar_grad>> grads) {
   const dtype gt = p.types[p.result()];
-  const core::cell g = gt == dtype::float32 ? core::cell::of(static_cast<float>(up.value)) : core::cell::of(up.value);
   std::array<std::optional<core::cell>, scalar_entry::max_leaves> out{};
-  engines().point(p, v.values, v.literals, v.input_of, v.types, g, needed,
+  engines().point(p, v.values, v.literals, v.input_of, v.types, upstream_cell(p, up), needed,
                   std::span<std::optional<core::cell>>(out.data(), v.n_inputs));
-  auto as_double = [&](std::size_t k) {
-    return v.types[k] == dtype::float32 ? static_cast<double>(out[k]->template as<float>())
-                                        : out[k]->template as<double>();
-  };
+  auto as_double = [&](std::size_t k) { return cell_value(v.types[k], *out[k]); };
   if (core::checking_numerics()) [[unlikely]]
     for (std::size_t k = 0; k < v.n_inputs; ++k)
       if (needed[k] && out[k] && !std::isfinite(as_double(k))) {

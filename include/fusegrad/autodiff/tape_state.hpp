@@ -474,13 +474,17 @@ inline entry_arena& thread_entry_arena() {
   return a;
 }
 
+/// `bytes` rounded up to the arena's alignment: what an entry takes of its block.
+constexpr std::size_t arena_size(std::size_t bytes) noexcept {
+  constexpr std::size_t align = alignof(std::max_align_t);
+  return (bytes + align - 1) / align * align;
+}
 /// Room for `bytes` bytes (an entry's few hundred) at the end of this thread's entry arena, for
 /// an entry that has nothing to destroy. The room is the caller's to write but not yet taken:
 /// arena_commit takes it, else the next reservation hands it out again (an entry is written
 /// before it is known whether a tape records it).
 inline void* arena_reserve(std::size_t bytes) {
-  constexpr std::size_t align = alignof(std::max_align_t);
-  const std::size_t size = (bytes + align - 1) / align * align;
+  const std::size_t size = arena_size(bytes);
   entry_arena& a = thread_entry_arena();
   if (!a.block || a.used + size > entry_block_bytes) {
     a.block = std::shared_ptr<std::byte>(static_cast<std::byte*>(core::host_allocate(entry_block_bytes)),
@@ -491,9 +495,8 @@ inline void* arena_reserve(std::size_t bytes) {
 }
 /// Takes the room the last arena_reserve(bytes) gave; `owner` shares the ownership of its block.
 inline void arena_commit(std::size_t bytes, std::shared_ptr<std::byte>& owner) {
-  constexpr std::size_t align = alignof(std::max_align_t);
   entry_arena& a = thread_entry_arena();
-  a.used += (bytes + align - 1) / align * align;
+  a.used += arena_size(bytes);
   owner = a.block;
 }
 
