@@ -6,9 +6,20 @@
 
 #if defined(__CUDACC__)
 #define FG_HD __host__ __device__
+#define FG_UNROLL _Pragma("unroll")
 #else
 #define FG_HD
+#define FG_UNROLL
 #endif
+/// Note [device parameters]: a device functor (its expression kernel with leaf pointers and
+/// strides, the output's dimensions) reaches the GPU as a kernel parameter. A loop that indexes
+/// one of its arrays with a run-time index makes nvcc copy the whole functor into each thread's
+/// local memory (hundreds of bytes to two kilobytes per thread, through the caches to DRAM),
+/// which made every fusegrad kernel run at a few percent of the GPU's bandwidth. So the loops
+/// over a shape's axes that device code runs go over all max_rank axes, unrolled (FG_UNROLL)
+/// and guarded by the rank: each array element is then read at a constant offset, straight
+/// from the parameter space. cuda/frames.py fails the build of any CUDA program whose kernels
+/// hold such a copy.
 
 /// Note [flatten]: fused host loops are marked flatten so the whole chain, SIMD math included,
 /// inlines into one loop. Sanitizer and unoptimised builds skip it (instrumenting one huge

@@ -86,7 +86,7 @@ void reduce(const E& e, const fg::shape& iter, const fg::shape& keep, fg::device
   const index_t wanted = std::max<index_t>(1, (outputs == 1 ? full_reduce_threads : reduce_threads) / no);
   const index_t chunks = std::max<index_t>(1, std::min(wanted, s.count / min_chunk));
   s.set_step(chunks);
-  const partial_layout p{no, chunks, s.kept > 0 && std::size_t{s.kept_axes[s.kept - 1]} + 1 == iter.rank()};
+  const partial_layout p{no, chunks, s.kept > 0 && s.last_kept + 1 == iter.rank()};
   const bool flat = outputs == 1 && (iter.rank() == 0 || host::is_flat(k, iter.rank()));
   launch_reduction<decltype(k), C>(k, s, p, flat, identity, divisor, d, dst);
 }

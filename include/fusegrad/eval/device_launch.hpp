@@ -29,7 +29,8 @@ struct index_space {
   }
   /// Writes the multi-index of flat (row-major) index i into idx.
   FG_HD void unravel(index_t i, index_t* idx) const {
-    for (std::size_t d = rank; d-- > 0;) {
+    FG_UNROLL for (std::size_t d = max_rank; d-- > 0;) {  // Note [device parameters]
+      if (d >= rank) continue;
       idx[d] = i % dims[d];
       i /= dims[d];
     }
@@ -55,48 +56,57 @@ template <class R> struct combine {
 /// item per thread, in two kernels: they made nvcc's device compiler take many minutes per
 /// expression, and each expression cost three kernels instead of one.
 struct segment_space {
-  std::array<index_t, max_rank> kept_dims{}, reduced_dims{};
-  std::array<unsigned char, max_rank> kept_axes{}, reduced_axes{};
-  std::array<index_t, max_rank> step{};  ///< `chunks` as digits over the reduced axes
+  std::array<index_t, max_rank> dims{};  ///< the iteration shape
+  std::array<bool, max_rank> kept_axis{};  ///< whether axis d is kept (else reduced)
+  std::array<index_t, max_rank> step{};  ///< `chunks` as digits over the reduced axes (0 on kept ones)
   std::size_t kept = 0, reduced = 0, rank = 0;
+  std::size_t last_kept = 0;  ///< the innermost kept axis, when kept > 0
   index_t count = 1;  ///< elements folded into each output
 
   segment_space(const fg::shape& iter, const fg::shape& keep) : rank(iter.rank()) {
     for (std::size_t d = 0; d < rank; ++d) {
-      if (keep[d] != 1) {
-        kept_dims[kept] = static_cast<index_t>(iter[d]);
-        kept_axes[kept++] = static_cast<unsigned char>(d);
+      dims[d] = static_cast<index_t>(iter[d]);
+      kept_axis[d] = keep[d] != 1;
+      if (kept_axis[d]) {
+        ++kept;
+        last_kept = d;
       } else {
-        reduced_dims[reduced] = static_cast<index_t>(iter[d]);
-        reduced_axes[reduced++] = static_cast<unsigned char>(d);
-        count *= static_cast<index_t>(iter[d]);
+        ++reduced;
+        count *= dims[d];
       }
     }
   }
   /// Sets the stride between the elements one thread folds (less than count).
   void set_step(index_t chunks) {
-    for (std::size_t j = reduced; j-- > 0;) {
-      step[j] = chunks % reduced_dims[j];
-      chunks /= reduced_dims[j];
+    for (std::size_t d = rank; d-- > 0;) {
+      if (kept_axis[d]) continue;
+      step[d] = chunks % dims[d];
+      chunks /= dims[d];
     }
   }
+  /// The multi-index of output o (row-major over the kept axes) and reduced element r
+  /// (row-major over the reduced axes). Every array is indexed by an unrolled axis, so the
+  /// functor stays in the parameter space and idx in registers (Note [device parameters]).
   FG_HD void unravel(index_t o, index_t r, index_t* idx) const {
-    for (std::size_t j = kept; j-- > 0;) {
-      idx[kept_axes[j]] = o % kept_dims[j];
-      o /= kept_dims[j];
-    }
-    for (std::size_t j = reduced; j-- > 0;) {
-      idx[reduced_axes[j]] = r % reduced_dims[j];
-      r /= reduced_dims[j];
+    FG_UNROLL for (std::size_t d = max_rank; d-- > 0;) {
+      if (d >= rank) continue;
+      if (kept_axis[d]) {
+        idx[d] = o % dims[d];
+        o /= dims[d];
+      } else {
+        idx[d] = r % dims[d];
+        r /= dims[d];
+      }
     }
   }
   /// Moves idx `chunks` reduced elements on: an addition with carry over the reduced axes.
   FG_HD void advance(index_t* idx) const {
     index_t carry = 0;
-    for (std::size_t j = reduced; j-- > 0;) {
-      const index_t v = idx[reduced_axes[j]] + step[j] + carry;
-      carry = v >= reduced_dims[j] ? 1 : 0;
-      idx[reduced_axes[j]] = v - carry * reduced_dims[j];
+    FG_UNROLL for (std::size_t d = max_rank; d-- > 0;) {
+      if (d >= rank || kept_axis[d]) continue;
+      const index_t v = idx[d] + step[d] + carry;
+      carry = v >= dims[d] ? 1 : 0;
+      idx[d] = v - carry * dims[d];
     }
   }
 };

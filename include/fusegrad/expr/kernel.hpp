@@ -169,7 +169,10 @@ struct index_access {
   std::size_t rank;
   template <class T> FG_HD T load(const leaf_kernel<T>& k) const {
     index_t off = 0;
-    for (std::size_t d = 0; d < rank; ++d) off += idx[d] * k.strides[d];
+    FG_UNROLL for (std::size_t d = 0; d < max_rank; ++d) {  // Note [device parameters]
+      if (d == rank) break;
+      off += idx[d] * k.strides[d];
+    }
     return k.data[off];
   }
   template <class T> FG_HD T broadcast(T v) const { return v; }
