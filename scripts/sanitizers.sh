@@ -9,6 +9,18 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 status=0
 
+# ThreadSanitizer: one program, built directly (a whole meson build under TSan would rebuild
+# every test for one file's sake), in the background while the AddressSanitizer build runs, so
+# that its one compile job does not run alone at the end.
+mkdir -p build-tsan
+flags=$(pkg-config --cflags xtensor catch2)
+log=build-tsan/testlog.json
+rm -f "$log" build-tsan/concurrency_test
+g++ -std=c++20 -O1 -g -fsanitize=thread -march=native -Iinclude -Itests $flags \
+  tests/concurrency_test.cpp tests/catch_main.cpp -lopenblas -lpthread -o build-tsan/concurrency_test \
+  > build-tsan/build.out 2>&1 &
+tsan_build=$!
+
 bash scripts/configure.sh build-asan -Db_sanitize=address,undefined -Doptimization=g -Ddebug=false \
   "-Dcpp_args=['-fno-omit-frame-pointer','-fno-sanitize-recover=all']" \
   -Dbenchmarks=disabled -Dexamples=false -Dheader_programs=false -Ddevice=disabled -Dcuda=disabled
@@ -18,15 +30,8 @@ ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1:ha
   > build-asan/meson-test.out 2>&1 || status=$?
 tail -n 5 build-asan/meson-test.out
 
-# ThreadSanitizer: one program, built directly (a whole meson build under TSan would rebuild
-# every test for one file's sake).
-mkdir -p build-tsan
-flags=$(pkg-config --cflags xtensor catch2)
-log=build-tsan/testlog.json
-rm -f "$log"
-if g++ -std=c++20 -O1 -g -fsanitize=thread -march=native -Iinclude -Itests $flags \
-     tests/concurrency_test.cpp tests/catch_main.cpp -lopenblas -lpthread -o build-tsan/concurrency_test \
-     > build-tsan/build.out 2>&1; then
+wait "$tsan_build"; tsan_rc=$?
+if [ "$tsan_rc" -eq 0 ]; then
   out=$(TSAN_OPTIONS=halt_on_error=1 ./build-tsan/concurrency_test 2>&1); rc=$?
 else
   out=$(cat build-tsan/build.out); rc=1
