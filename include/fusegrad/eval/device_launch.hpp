@@ -59,7 +59,7 @@ struct segment_space {
   std::array<index_t, max_rank> dims{};  ///< the iteration shape
   std::array<bool, max_rank> kept_axis{};  ///< whether axis d is kept (else reduced)
   std::array<index_t, max_rank> step{};  ///< `chunks` as digits over the reduced axes (0 on kept ones)
-  std::size_t kept = 0, reduced = 0, rank = 0;
+  std::size_t kept = 0, rank = 0;
   std::size_t last_kept = 0;  ///< the innermost kept axis, when kept > 0
   index_t count = 1;  ///< elements folded into each output
 
@@ -71,7 +71,6 @@ struct segment_space {
         ++kept;
         last_kept = d;
       } else {
-        ++reduced;
         count *= dims[d];
       }
     }
