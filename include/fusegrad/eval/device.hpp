@@ -1,9 +1,10 @@
 #pragma once
 /// \file The device evaluator: the same typed expression the host evaluator runs becomes one
-/// `__host__ __device__` functor over its kernel (expr/kernel.hpp), run by ONE Thrust algorithm
-/// over a counting iterator: `thrust::transform` for an elementwise chain (forward or backward),
-/// and for the one pass of a reduction, whose partial results Thrust folds (Note [device
-/// reductions], eval/device_launch.hpp). This front end makes the kernel and its index space
+/// `__host__ __device__` functor over its kernel (expr/kernel.hpp), run by ONE kernel over the
+/// output's flat indices: a grid-stride kernel of fusegrad's own for an elementwise chain
+/// (forward or backward) on a GPU (`thrust::transform` under Thrust's OpenMP system), and
+/// `thrust::transform` for the one pass of a reduction, whose partial results Thrust folds
+/// (Note [device reductions], eval/device_launch.hpp). This front end makes the kernel and its index space
 /// and calls a launcher (eval/device_kernels.hpp). Enabled by defining FUSEGRAD_DEVICE (see
 /// docs/device.md).
 /// Note [separate kernels]: nvcc's front end takes many times longer than g++ over fusegrad's
@@ -48,7 +49,7 @@ template <std::size_t J> struct uniform_type<slot_leaf<double, J>, double> : std
 
 namespace fusegrad::device_eval {
 
-/// Evaluates expression e, broadcast to shape `out`, into dst on device d: one Thrust transform.
+/// Evaluates expression e, broadcast to shape `out`, into dst on device d: one kernel.
 template <class E, class T>
 void evaluate(const E& e, const fg::shape& out, fg::device d, T* dst) {
   ++fg::core::counters().passes;

@@ -3,6 +3,7 @@
 /// memory, copies between memories, the number of GPUs, and a guard that selects a GPU.
 
 #include <array>
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <mutex>
@@ -59,6 +60,20 @@ inline int count() {
 }
 
 inline constexpr int max_gpus = 64;
+
+/// Blocks for a grid-stride kernel over n elements of 256 threads each on GPU d: enough to fill
+/// it (32 blocks per multiprocessor), never more than the elements need.
+inline unsigned grid_blocks(std::size_t n, fg::device d) {
+  static std::array<std::atomic<int>, max_gpus> sms{};
+  const auto i = static_cast<std::size_t>(d.index);
+  int m = sms[i].load(std::memory_order_relaxed);
+  if (m == 0) {
+    check(cudaDeviceGetAttribute(&m, cudaDevAttrMultiProcessorCount, d.index), "cudaDeviceGetAttribute", d);
+    sms[i].store(m, std::memory_order_relaxed);
+  }
+  const std::size_t wanted = (n + 255) / 256, most = static_cast<std::size_t>(m) * 32;
+  return static_cast<unsigned>(wanted < most ? (wanted > 0 ? wanted : 1) : most);
+}
 
 /// Whether GPU d allocates from CUDA's stream-ordered memory pool, set up on first use. Note
 /// [device memory pool]: an eager program frees and allocates buffers of the same sizes in every
