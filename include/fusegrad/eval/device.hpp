@@ -4,8 +4,8 @@
 /// output's flat indices: a grid-stride kernel of fusegrad's own for an elementwise chain
 /// (forward or backward) on a GPU (`thrust::transform` under Thrust's OpenMP system), and
 /// `thrust::transform` for the one pass of a reduction, whose partial results Thrust folds
-/// (Note [device reductions], eval/device_launch.hpp). This front end makes the kernel and its index space
-/// and calls a launcher (eval/device_kernels.hpp). Enabled by defining FUSEGRAD_DEVICE (see
+/// (Note [device reductions], eval/device_launch.hpp). This front end makes the kernel and its
+/// index space and calls a launcher (eval/device_kernels.hpp). Enabled by defining FUSEGRAD_DEVICE (see
 /// docs/device.md).
 /// Note [separate kernels]: nvcc's front end takes many times longer than g++ over fusegrad's
 /// expression and gradient templates (g++ compiles the whole device test in 4.4 CPU minutes;
@@ -87,7 +87,7 @@ void reduce(const E& e, const fg::shape& iter, const fg::shape& keep, fg::device
   const index_t wanted = std::max<index_t>(1, (outputs == 1 ? full_reduce_threads : reduce_threads) / no);
   const index_t chunks = std::max<index_t>(1, std::min(wanted, s.count / min_chunk));
   s.set_step(chunks);
-  const partial_layout p{no, chunks, s.kept > 0 && s.last_kept + 1 == iter.rank()};
+  const partial_layout p{no, chunks, iter.rank() > 0 && s.kept_axis[iter.rank() - 1]};
   const bool flat = outputs == 1 && (iter.rank() == 0 || host::is_flat(k, iter.rank()));
   launch_reduction<decltype(k), C>(k, s, p, flat, identity, divisor, d, dst);
 }

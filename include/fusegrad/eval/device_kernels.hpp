@@ -129,9 +129,9 @@ class scratch {
 };
 
 #if FUSEGRAD_CUDA_SYSTEM
-/// dst[i] = f(i) for i < n: a grid-stride loop over at most 32 blocks of 256 threads per
-/// multiprocessor. On an H200 it ran the fused chain 1.15 to 1.25 times faster than
-/// thrust::transform over a counting iterator (docs/benchmarks.md, "GPU").
+/// dst[i] = f(i) for i < n: a grid-stride loop (cuda::grid_blocks blocks of cuda::grid_threads).
+/// On an H200 it ran the fused chain 1.15 to 1.25 times faster than thrust::transform over a
+/// counting iterator (docs/benchmarks.md, "GPU").
 template <class F, class T>
 __global__ void elementwise_kernel(const F f, T* dst, index_t n) {
   const index_t stride = static_cast<index_t>(blockDim.x) * gridDim.x;
@@ -143,7 +143,8 @@ template <class K, class T>
 void launch_elementwise(const K& k, const index_space& out, bool flat, std::size_t n, fg::device d, T* dst) {
   device_guard g(d);
 #if FUSEGRAD_CUDA_SYSTEM
-  elementwise_kernel<<<cuda::grid_blocks(n, d), 256>>>(element_functor<K, T>{k, out, flat}, dst, static_cast<index_t>(n));
+  elementwise_kernel<<<cuda::grid_blocks(n, d), cuda::grid_threads>>>(element_functor<K, T>{k, out, flat}, dst,
+                                                                       static_cast<index_t>(n));
   cuda::check(cudaGetLastError(), "an elementwise evaluation", d);
 #else
   const thrust::counting_iterator<index_t> first(0);

@@ -59,20 +59,14 @@ struct segment_space {
   std::array<index_t, max_rank> dims{};  ///< the iteration shape
   std::array<bool, max_rank> kept_axis{};  ///< whether axis d is kept (else reduced)
   std::array<index_t, max_rank> step{};  ///< `chunks` as digits over the reduced axes (0 on kept ones)
-  std::size_t kept = 0, rank = 0;
-  std::size_t last_kept = 0;  ///< the innermost kept axis, when kept > 0
+  std::size_t rank = 0;
   index_t count = 1;  ///< elements folded into each output
 
   segment_space(const fg::shape& iter, const fg::shape& keep) : rank(iter.rank()) {
     for (std::size_t d = 0; d < rank; ++d) {
       dims[d] = static_cast<index_t>(iter[d]);
       kept_axis[d] = keep[d] != 1;
-      if (kept_axis[d]) {
-        ++kept;
-        last_kept = d;
-      } else {
-        count *= dims[d];
-      }
+      if (!kept_axis[d]) count *= dims[d];
     }
   }
   /// Sets the stride between the elements one thread folds (less than count).

@@ -61,8 +61,10 @@ inline int count() {
 
 inline constexpr int max_gpus = 64;
 
-/// Blocks for a grid-stride kernel over n elements of 256 threads each on GPU d: enough to fill
-/// it (32 blocks per multiprocessor), never more than the elements need.
+/// Threads per block of a grid-stride kernel.
+inline constexpr unsigned grid_threads = 256;
+/// Blocks of grid_threads for a grid-stride kernel over n elements on GPU d: enough to fill it
+/// (32 blocks per multiprocessor), never more than the elements need.
 inline unsigned grid_blocks(std::size_t n, fg::device d) {
   static std::array<std::atomic<int>, max_gpus> sms{};
   const auto i = static_cast<std::size_t>(d.index);
@@ -71,7 +73,7 @@ inline unsigned grid_blocks(std::size_t n, fg::device d) {
     check(cudaDeviceGetAttribute(&m, cudaDevAttrMultiProcessorCount, d.index), "cudaDeviceGetAttribute", d);
     sms[i].store(m, std::memory_order_relaxed);
   }
-  const std::size_t wanted = (n + 255) / 256, most = static_cast<std::size_t>(m) * 32;
+  const std::size_t wanted = (n + grid_threads - 1) / grid_threads, most = static_cast<std::size_t>(m) * 32;
   return static_cast<unsigned>(wanted < most ? (wanted > 0 ? wanted : 1) : most);
 }
 
