@@ -2,8 +2,8 @@
 # The compile-time table of docs/benchmarks.md ("Compile time"): user CPU seconds and peak memory
 # of each probe unit, compiled with the command a user would type,
 #   g++ -std=c++20 -O2 -march=native -Iinclude $(pkg-config --cflags xtensor) -c FILE.cpp
-# in the default (header-only) mode, and with -DFUSEGRAD_SEPARATE_ENGINES (plus, once, the
-# engines' own unit). With REV (a commit), the same units are compiled first against that
+# header-only, and in package mode: with -DFUSEGRAD_SEPARATE_ENGINES, the flag
+# `pkg-config --cflags fusegrad` adds (plus, once, libfusegrad's engines unit, src/engines.cpp). With REV (a commit), the same units are compiled first against that
 # commit's headers (a temporary worktree), so both columns come from the same hour.
 # Usage: benchmarks/compile_time/measure.sh [ROUNDS [REV]]   (from anywhere in the repository)
 set -euo pipefail
@@ -28,8 +28,8 @@ for r in $(seq "$rounds"); do
   echo "# round $r"
   for f in "${units[@]}"; do
     if [ -n "$rev" ]; then one "$rev" "$out/rev/include" "$f"; fi
-    one default include "$f"
-    one separate include "$f" -DFUSEGRAD_SEPARATE_ENGINES
+    one header-only include "$f"
+    one package include "$f" -DFUSEGRAD_SEPARATE_ENGINES
   done
-  one separate include tests/separate_engines/engines.cpp -DFUSEGRAD_SEPARATE_ENGINES
+  one package include src/engines.cpp -DFUSEGRAD_SEPARATE_ENGINES
 done

@@ -44,6 +44,29 @@
 #define FG_ENGINES_INLINE inline
 #endif
 
+/// Note [package mode]: FUSEGRAD_SEPARATE_ENGINES is package mode, what meson's
+/// dependency('fusegrad'), `pkg-config fusegrad` and CMake's fusegrad::fusegrad pass: the
+/// engines are compiled once, in libfusegrad (or in one source file of the program that
+/// includes eager/engines.hpp), and every unit only declares them. Every unit built so keeps a
+/// reference to fusegrad_package_mode_FUSEGRAD_SEPARATE_ENGINES_needs_libfusegrad, which only
+/// that source file defines, so a program that defines the macro but links no engines fails to
+/// link with a message that names the macro and the library. Units built header-only (no
+/// macro) may share a program with units in package mode: they define the same engines inline,
+/// and the program keeps one tape state. libfusegrad is compiled for the host: a device program
+/// (FUSEGRAD_DEVICE) builds header-only, or compiles its own engines file with both macros and
+/// says so with FUSEGRAD_DEVICE_ENGINES.
+#if defined(FUSEGRAD_SEPARATE_ENGINES)
+#if defined(FUSEGRAD_DEVICE) && !defined(FUSEGRAD_DEVICE_ENGINES)
+#error "fusegrad: FUSEGRAD_DEVICE with FUSEGRAD_SEPARATE_ENGINES: libfusegrad's engines are compiled for the host. Build a device program header-only (meson: dependency('fusegrad-header-only'); pkg-config: fusegrad-header-only; CMake: fusegrad::header_only), or compile an engines file of its own with FUSEGRAD_DEVICE and define FUSEGRAD_DEVICE_ENGINES (docs/device.md)"
+#endif
+extern "C" const int fusegrad_package_mode_FUSEGRAD_SEPARATE_ENGINES_needs_libfusegrad;
+namespace fusegrad::core {
+// Note [package mode]: the reference every package-mode unit keeps.
+[[gnu::used]] static const int* const package_mode_link_check =
+    &fusegrad_package_mode_FUSEGRAD_SEPARATE_ENGINES_needs_libfusegrad;
+}  // namespace fusegrad::core
+#endif
+
 /// Note [host simd]: the host evaluator runs xsimd batches only in optimised builds. Without
 /// optimisation GCC 12 cannot compile xsimd 8's AVX-512BW kernels (its intrinsics are macros
 /// then, and xsimd's casts through them fail), and a debug build gains nothing from SIMD; the

@@ -39,6 +39,9 @@ FG_ENGINES_INLINE void install_entry_engines() {
 #include "linalg.hpp"
 #include "reduce.hpp"
 
+// Note [package mode] (core/config.hpp): what every unit built in package mode refers to.
+extern "C" const int fusegrad_package_mode_FUSEGRAD_SEPARATE_ENGINES_needs_libfusegrad = 1;
+
 namespace fusegrad::eager {
 // Note [shared op tables] (eager/program_of.hpp): the tables every other unit declares.
 FG_SHARED_OP_TABLES(, float)

@@ -1,11 +1,17 @@
 // A program built against an installed fusegrad (tests/packaging/run.sh): a fused chain, its
 // gradient under a tape, and a matmul (OpenBLAS), checked against values computed by hand.
+// Its first line of output names the mode it was built in (Note [package mode]).
 #include <fusegrad/fusegrad.hpp>
 
 #include <cmath>
 #include <cstdio>
 
 int main() {
+#if defined(FUSEGRAD_SEPARATE_ENGINES)
+  std::printf("mode: package\n");
+#else
+  std::printf("mode: header-only\n");
+#endif
   fg::tensor<float> x = {1.f, 2.f, 3.f};
   fg::gradient_tape tape;
   tape.watch(x);

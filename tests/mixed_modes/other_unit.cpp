@@ -1,4 +1,4 @@
-// The second unit of tests/separate_engines: it makes a tape too, and compiles no engines.
+// The second package-mode unit of tests/mixed_modes: it makes a tape too, and compiles no engines.
 #include <fusegrad/fusegrad.hpp>
 
 double softplus_gradient(double x0) {
