@@ -2,7 +2,7 @@
 # Installs the Debian packages fusegrad builds with, when missing. Needs root (or sudo) on Debian/Ubuntu.
 set -euo pipefail
 packages=(g++ pkg-config python3 meson ninja-build libboost-dev libxtensor-dev libxsimd-dev
-          libxtensor-blas-dev libopenblas-dev catch2 libbenchmark-dev
+          libxtensor-blas-dev libopenblas-dev libdnnl-dev catch2 libbenchmark-dev
           clang libclang-rt-dev cmake)  # clang: the fuzz targets (tests/fuzz); cmake: tests/packaging
 missing=()
 for p in "${packages[@]}"; do

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <fusegrad/fusegrad.hpp>
+#include <fusegrad/nn.hpp>
 
 #include <functional>
 #include <string>
@@ -74,6 +75,58 @@ inline std::vector<op_case> differentiable_ops() {
       unary("reduce_prod", [](T x) { return fg::reduce_prod(x, 1); }, 0.5, 2),
       unary("reduce_logsumexp", [](T x) { return fg::reduce_logsumexp(x, 1); }),
       unary("reshape", [](T x) { return fg::reshape(fg::eval(x * x), {3, -1}); }),
+      // Neural-network ops: erf and erfc, activations, softmax, cross-entropies, normalisations,
+      // bias_add, dropout (eager/activations.hpp ... eager/dropout.hpp).
+      unary("erf", [](T x) { return fg::erf(x); }),
+      unary("erfc", [](T x) { return fg::erfc(x); }),
+      unary("leaky_relu", [](T x) { return fg::leaky_relu(x); }),
+      unary("elu", [](T x) { return fg::elu(x); }),
+      unary("selu", [](T x) { return fg::selu(x); }),
+      unary("gelu", [](T x) { return fg::gelu(x); }, -4, 4),
+      unary("gelu_approximate", [](T x) { return fg::gelu(x, true); }, -4, 4),
+      unary("silu", [](T x) { return fg::silu(x); }),
+      unary("relu6", [](T x) { return fg::relu6(x * 4); }),
+      unary("softsign", [](T x) { return fg::softsign(x); }),
+      unary("hard_sigmoid", [](T x) { return fg::hard_sigmoid(x); }, -4, 4),
+      unary("softmax", [](T x) { return fg::softmax(x); }),
+      unary("softmax_axis_0", [](T x) { return fg::softmax(x * 2, 0); }),
+      unary("log_softmax", [](T x) { return fg::log_softmax(x); }),
+      unary("log_softmax_axis_0", [](T x) { return fg::log_softmax(x, 0); }),
+      binary("softmax_cross_entropy_with_logits",
+             [](T z, T x) { return fg::softmax_cross_entropy_with_logits(z, x); }, {2, 3}, {2, 3}),
+      binary("softmax_cross_entropy_with_logits_axis_0",
+             [](T z, T x) { return fg::softmax_cross_entropy_with_logits(z * z, x, 0); }, {2, 3}, {2, 3}),
+      unary("sparse_softmax_cross_entropy_with_logits",
+            [](T x) {
+              const fg::tensor<std::int64_t> labels = {std::int64_t{0}, std::int64_t{2}};
+              return fg::sparse_softmax_cross_entropy_with_logits(labels, x * 2);
+            }),
+      binary("sigmoid_cross_entropy_with_logits",
+             [](T z, T x) { return fg::sigmoid_cross_entropy_with_logits(z, x * 3); }, {2, 3}, {2, 3}),
+      unary("l2_normalize", [](T x) { return fg::l2_normalize(x, 1); }),
+      binary("bias_add", [](T v, T b) { return fg::bias_add(v, b); }, {2, 3}, {3}),
+      unary("moments_mean", [](T x) { return fg::moments(x, 0).mean; }),
+      unary("moments_variance", [](T x) { return fg::moments(x, {0, 1}, true).variance; }),
+      {"batch_normalization",
+       [](const inputs& x) {
+         return fg::batch_normalization(x[0], x[1], fg::square(x[2]) + 0.5, x[3], x[4], 1e-3);
+       },
+       {{2, 3}, {3}, {3}, {3}, {3}}},
+      {"fused_batch_norm_training",
+       [](const inputs& x) { return fg::fused_batch_norm(x[0], x[1], x[2]).y; },
+       {{2, 2, 2, 3}, {3}, {3}}},
+      {"fused_batch_norm_running_statistics",
+       [](const inputs& x) {
+         const auto r = fg::fused_batch_norm(x[0], {}, {}, x[1], fg::square(x[2]) + 0.5, 1e-3, 0.3);
+         return fg::tensor<double>(r.batch_mean * r.batch_variance);
+       },
+       {{2, 2, 2, 3}, {3}, {3}}},
+      {"fused_batch_norm_inference",
+       [](const inputs& x) {
+         return fg::fused_batch_norm(x[0], x[1], x[2], x[3], fg::square(x[4]) + 0.5, 1e-3, 1.0, false).y;
+       },
+       {{2, 2, 2, 3}, {3}, {3}, {3}, {3}}},
+      unary("dropout", [](T x) { return fg::dropout(x, 0.4, 7); }),
   };
   return ops;
 }

@@ -62,6 +62,8 @@ const std::vector<unary_case>& unary_cases() {
       make_case("tanh", [](const auto& x) { return fg::tanh(x); }, false),
       make_case("sigmoid", [](const auto& x) { return fg::sigmoid(x); }, false),
       make_case("softplus", [](const auto& x) { return fg::softplus(x); }, false),
+      make_case("erf", [](const auto& x) { return fg::erf(x); }, false),
+      make_case("erfc", [](const auto& x) { return fg::erfc(x); }, false),
       // relu(-0.0) may be either zero: std::max and the SIMD max pick different operands on ties.
       make_case("relu", [](const auto& x) { return fg::relu(x); }, true, false),
       make_case("floor", [](const auto& x) { return fg::floor(x); }, true),
@@ -147,6 +149,15 @@ const std::vector<expected_row<float>> float_expected = {
      {0.693147182f, 0.693147182f, 0.974076986f, 0.474076986f, 1.31326175f, 0.313261688f, 2.57888985f,
       0.078889735f, 3.04858732f, 10.0000458f, 4.53989014e-05f, 100.0f, 0x1.bp-145f, inf_f, 0.0f, nan_f,
       0.693147182f}},
+    // math.erf(x) and math.erfc(x) of the float32 inputs, rounded to float32 (numpy has no erf),
+    // except erfc(10) = 2.09e-45, 1.49 denormal steps: the C library's erfcf rounds it to 2 steps
+    // (an error of 0.51 ulp), which fusegrad keeps (TensorFlow's float32 erfc flushes it to 0)
+    {"erf",
+     {0.0f, -0.0f, 0.520499885f, -0.520499885f, 0.842700779f, -0.842700779f, 0.999593019f, -0.999593019f,
+      0.999977887f, 1.0f, -1.0f, 1.0f, -1.0f, 1.0f, -1.0f, nan_f, dmin_f}},
+    {"erfc",
+     {1.0f, 1.0f, 0.479500115f, 1.52049983f, 0.157299206f, 1.84270084f, 0.000406952022f, 1.99959302f,
+      2.20904967e-05f, 2 * dmin_f, 2.0f, 0.0f, 2.0f, 0.0f, 2.0f, nan_f, 1.0f}},
     // np.maximum(x, 0)
     {"relu",
      {0.0f, 0.0f, 0.5f, 0.0f, 1.0f, 0.0f, 2.5f, 0.0f, 3.0f, 10.0f, 0.0f, 100.0f, 0.0f, inf_f, 0.0f, nan_f,
@@ -244,6 +255,14 @@ const std::vector<expected_row<double>> double_expected = {
      {0.69314718055994529, 0.69314718055994529, 0.97407698418010669, 0.47407698418010669, 1.3132616875182228,
       0.31326168751822286, 2.5788897342925496, 0.078889734292549626, 3.0485873515737421, 10.000045398899218,
       4.5398899216864647e-05, 100.0, 3.7200759760208361e-44, inf_d, 0.0, nan_d, 0.69314718055994529}},
+    // math.erf(x) and math.erfc(x)
+    {"erf",
+     {0.0, -0.0, 0.5204998778130465, -0.5204998778130465, 0.8427007929497149, -0.8427007929497149,
+      0.999593047982555, -0.999593047982555, 0.9999779095030014, 1.0, -1.0, 1.0, -1.0, 1.0, -1.0, nan_d, dmin_d}},
+    {"erfc",
+     {1.0, 1.0, 0.4795001221869535, 1.5204998778130465, 0.15729920705028513, 1.842700792949715,
+      0.0004069520174449589, 1.999593047982555, 2.2090496998585438e-05, 2.088487583762545e-45, 2.0, 0.0, 2.0,
+      0.0, 2.0, nan_d, 1.0}},
     // np.maximum(x, 0)
     {"relu",
      {0.0, 0.0, 0.5, 0.0, 1.0, 0.0, 2.5, 0.0, 3.0, 10.0, 0.0, 100.0, 0.0, inf_d, 0.0, nan_d, dmin_d}},
@@ -455,6 +474,8 @@ double ref_tan(double x) { return std::tan(x); }
 double ref_tanh(double x) { return std::tanh(x); }
 double ref_sigmoid(double x) { return 1 / (1 + std::exp(-x)); }
 double ref_softplus(double x) { return x > 0 ? x + std::log1p(std::exp(-x)) : std::log1p(std::exp(x)); }
+double ref_erf(double x) { return std::erf(x); }
+double ref_erfc(double x) { return std::erfc(x); }
 }  // namespace
 
 TEST_CASE("float and double transcendental ops stay within a few ulp of std:: math over seeded random inputs",
@@ -472,6 +493,9 @@ TEST_CASE("float and double transcendental ops stay within a few ulp of std:: ma
       make_accuracy("tanh", [](const auto& x) { return fg::tanh(x); }, ref_tanh, -10, 10, 0),
       make_accuracy("sigmoid", [](const auto& x) { return fg::sigmoid(x); }, ref_sigmoid, -30, 30, 0),
       make_accuracy("softplus", [](const auto& x) { return fg::softplus(x); }, ref_softplus, -30, 30, 0),
+      make_accuracy("erf", [](const auto& x) { return fg::erf(x); }, ref_erf, -6, 6, 0),
+      // Up to 9 (erfc(9) = 4e-37): beyond, float results are denormal, with fewer significant bits.
+      make_accuracy("erfc", [](const auto& x) { return fg::erfc(x); }, ref_erfc, -6, 9, 0),
   };
   const unsigned seed = 20240611;
   INFO("seed " << seed);

@@ -16,6 +16,10 @@ PROGRAMS = {
                               "fg::gradient_tape t; t.watch(x);\n"
                               "fg::tensor<float> y = fg::sum(fg::exp(x));\n"
                               "ok = std::abs(t.gradient(y, x).data()[1] - std::exp(2.f)) < 1e-5f;"),
+    "fusegrad/nn.hpp": ([], "fg::tensor<float> x = fg::reshape(fg::tensor<float>{1.f, -4.f, 3.f, 2.f}, {1, 2, 2, 1});\n"
+                        "fg::tensor<float> f = fg::reshape(fg::tensor<float>{2.f}, {1, 1, 1, 1});\n"
+                        "fg::tensor<float> y = fg::max_pool2d(fg::relu6(fg::conv2d(x, f, 1, \"SAME\")), 2, 2, \"VALID\");\n"
+                        "ok = y.item() == 6.f && fg::softmax(fg::tensor<float>{0.f, 0.f}).data()[1] == 0.5f;"),
     "fusegrad/core/any_tensor.hpp": ([], "fusegrad::core::any_tensor a = fg::tensor<int>(fg::shape{2}, fg::device::cpu());\n"
                                      "ok = fusegrad::core::shape_of(a) == fg::shape{2} && fusegrad::core::cell::of(2.5).as<double>() == 2.5;"),
     "fusegrad/core/config.hpp": ([], "ok = fg::max_rank == 8;"),
@@ -63,6 +67,43 @@ PROGRAMS = {
                                        "ok = y.data()[0] == 30 && h.data()[1] == 1.f && h.data()[2] == 0.f;"),
     "fusegrad/ops/scan_rules.hpp": (["fusegrad/eager/boundary.hpp"], "fg::tensor<int> y = fusegrad::ops::run_boundary<int>(fusegrad::ops::cumprod_rule(0, false, true), fg::tensor<int>{2, 3, 4});\n"
                                    "ok = y.data()[0] == 24 && y.data()[2] == 4;"),
+    "fusegrad/ops/window.hpp": ([], "const fg::padding_spec same(\"SAME\");  // height 6, window 3, stride 2: one pad, after\n"
+                                "const auto a = fusegrad::ops::plan_window_axis(\"op\", \"height\", 6, 3, 2, 1, same, 0, 0, [] { return std::string(); });\n"
+                                "ok = a.out == 3 && a.before == 0 && a.after == 1 && fg::size2d(2).w == 2;"),
+    "fusegrad/ops/conv_rules.hpp": ([], "const auto g = fusegrad::ops::plan_conv({}, fg::shape{1, 6, 5, 2}, fg::shape{3, 3, 2, 4}, {2, 1, \"SAME\"});\n"
+                                    "ok = g.output() == fg::shape{1, 3, 3, 4} && g.pt == 0 && g.pb == 1 && g.pl == 1;"),
+    "fusegrad/ops/pool_rules.hpp": ([], "const auto g = fusegrad::ops::plan_pool(\"max_pool2d\", fusegrad::ops::pool_kind::max, fg::shape{1, 5, 4, 2}, {3, 2, \"SAME\"});\n"
+                                    "ok = g.output() == fg::shape{1, 3, 2, 2} && g.pt == 1 && g.pl == 0 && g.pr == 1;"),
+    "fusegrad/eval/conv.hpp": ([], "fusegrad::ops::conv_request r;  // a 2 x 2 diagonal filter over a 3 x 3 image\n"
+                               "r.g = fusegrad::ops::plan_conv({}, fg::shape{1, 3, 3, 1}, fg::shape{2, 2, 1, 1}, {});\n"
+                               "const float x[9] = {1, 2, 3, 4, 5, 6, 7, 8, 9}, f[4] = {1, 0, 0, 1};\nfloat y[4];\n"
+                               "fusegrad::ops::run_conv<float>(r, x, f, y, fg::device::cpu());\n"
+                               "ok = y[0] == 6.f && y[3] == 14.f;"),
+    "fusegrad/eval/host_dnnl.hpp": ([], "fusegrad::ops::conv_request r;  // the gradient of a 1 x 1 conv: x^T dy over pixels\n"
+                                    "r.pass = fusegrad::ops::conv_pass::backward_filter;\n"
+                                    "r.g = fusegrad::ops::plan_conv({}, fg::shape{1, 1, 2, 1}, fg::shape{1, 1, 1, 1}, {});\n"
+                                    "const float x[2] = {2, 3}, dy[2] = {5, 7};\nfloat df[1];\n"
+                                    "fusegrad::host::run_conv(r, x, dy, df);\nok = df[0] == 31.f;"),
+    "fusegrad/eval/host_conv.hpp": ([], "fusegrad::ops::conv_request r;  // the input's gradient of a 1 x 1 conv to two channels\n"
+                                    "r.pass = fusegrad::ops::conv_pass::backward_data;\n"
+                                    "r.g = fusegrad::ops::plan_conv({}, fg::shape{1, 1, 1, 1}, fg::shape{1, 1, 1, 2}, {});\n"
+                                    "const double f[2] = {2, 3}, dy[2] = {5, 7};\ndouble dx[1];\n"
+                                    "fusegrad::host::conv_direct(r, f, dy, dx);\nok = dx[0] == 31.0;"),
+    "fusegrad/eval/pool.hpp": ([], "const fusegrad::ops::pool_request r{fusegrad::ops::pool_kind::max, fusegrad::ops::pool_pass::forward,\n"
+                               "    fusegrad::ops::plan_pool(\"max_pool2d\", fusegrad::ops::pool_kind::max, fg::shape{1, 2, 2, 1}, {2, 2})};\n"
+                               "const float x[4] = {1, 4, 3, 2};\nfloat y[1];\n"
+                               "fusegrad::ops::run_pool<float>(r, x, nullptr, y, fg::device::cpu());\nok = y[0] == 4.f;"),
+    "fusegrad/eval/host_pool.hpp": ([], "const fusegrad::ops::pool_request r{fusegrad::ops::pool_kind::avg, fusegrad::ops::pool_pass::backward,\n"
+                                    "    fusegrad::ops::plan_pool(\"avg_pool2d\", fusegrad::ops::pool_kind::avg, fg::shape{1, 2, 2, 1}, {2, 2})};\n"
+                                    "const double g[1] = {8};\ndouble dx[4];\n"
+                                    "fusegrad::host::run_pool(r, nullptr, g, dx);\nok = dx[0] == 2.0 && dx[3] == 2.0;"),
+    "fusegrad/eager/conv.hpp": ([], "const fg::tensor<float> x = fg::reshape(fg::tensor<float>{1.f, 2.f, 3.f, 4.f}, {1, 2, 2, 1});\n"
+                                "const fg::tensor<float> f = fg::reshape(fg::tensor<float>{2.f}, {1, 1, 1, 1});\n"
+                                "ok = fg::conv2d(x, f, 1, \"VALID\").data()[3] == 8.f &&\n"
+                                "     fg::conv2d_transpose(x, f, {1, 2, 2, 1}, 1).data()[2] == 6.f;"),
+    "fusegrad/eager/pooling.hpp": ([], "const fg::tensor<float> x = fg::reshape(fg::tensor<float>{1.f, 4.f, 3.f, 2.f}, {1, 2, 2, 1});\n"
+                                   "ok = fg::max_pool2d(x, 2, 2, \"VALID\").item() == 4.f && fg::avg_pool2d(x, 2, 2, \"VALID\").item() == 2.5f &&\n"
+                                   "     fg::global_max_pool2d(x).data()[0] == 4.f;"),
     "fusegrad/eval/creation.hpp": ([], "ok = fg::ones<float>({3}).data()[2] == 1.f && fg::linspace<double>(0, 1, 3).data()[1] == 0.5;"),
     "fusegrad/eval/device_hooks.hpp": ([], "ok = fg::num_gpus() == 0;"),
     "fusegrad/eval/host.hpp": ([], "fg::tensor<float> x = {1.f, 2.f, 3.f};\nfloat out[3];\n"
@@ -129,6 +170,31 @@ PROGRAMS = {
     "fusegrad/eager/debugging.hpp": ([], "fg::tensor<float> x = {1.f, 2.f};\nfg::tensor<float> y = fg::debugging::check_numerics(x, \"x\");\n"
                                      "bool threw = false;\ntry { fg::debugging::check_numerics(fg::tensor<float>({NAN}), \"m\"); } catch (const fg::value_error&) { threw = true; }\n"
                                      "ok = threw && y.data()[1] == 2.f;"),
+    "fusegrad/eager/activations.hpp": ([], "fg::tensor<float> x = {-1.f, 0.f, 2.f};\n"
+                                       "fg::tensor<float> y = fg::leaky_relu(x) + fg::relu6(x * 4.f) + fg::gelu(x);\n"
+                                       "ok = std::abs(y.data()[0] - (-0.2f - 0.158655f)) < 1e-5f && std::abs(y.data()[2] - (8.f + 1.9545f)) < 1e-4f;"),
+    "fusegrad/eager/bias_add.hpp": ([], "fg::tensor<float> v = {{1.f, 2.f}, {3.f, 4.f}};\n"
+                                    "fg::tensor<float> y = fg::bias_add(v, fg::tensor<float>{10.f, 20.f});\n"
+                                    "ok = y.data()[3] == 24.f;"),
+    "fusegrad/eager/softmax.hpp": ([], "fg::tensor<double> x = {{1.0, 1.0}, {0.0, 1e4}};\n"
+                                   "fg::tensor<double> s = fg::softmax(x), l = fg::log_softmax(x);\n"
+                                   "ok = s.data()[0] == 0.5 && s.data()[3] == 1.0 && l.data()[2] == -1e4;"),
+    "fusegrad/eager/cross_entropy.hpp": ([], "fg::tensor<float> logits = {{1e4f, 0.f}};\n"
+                                         "fg::tensor<float> x = fg::sparse_softmax_cross_entropy_with_logits(fg::tensor<int>{1}, logits);\n"
+                                         "fg::tensor<float> y = fg::softmax_cross_entropy_with_logits(fg::tensor<float>{{0.f, 1.f}}, logits);\n"
+                                         "fg::tensor<float> z = fg::sigmoid_cross_entropy_with_logits(fg::tensor<float>{0.f}, fg::tensor<float>{-1e4f});\n"
+                                         "ok = x.item() == 1e4f && y.item() == 1e4f && z.item() == 0.f;"),
+    "fusegrad/eager/normalization.hpp": ([], "fg::tensor<float> x = {{3.f, 4.f}, {1.f, 1.f}};\n"
+                                         "fg::tensor<float> n = fg::l2_normalize(x, 1);\n"
+                                         "const auto m = fg::moments(x, 0);\n"
+                                         "const auto b = fg::fused_batch_norm(fg::reshape(x, {1, 1, 2, 2}), fg::tensor<float>(), fg::tensor<float>());\n"
+                                         "ok = n.data()[1] == 0.8f && m.mean.data()[0] == 2.f && m.variance.data()[1] == 2.25f &&\n"
+                                         "     b.batch_variance.data()[0] == 2.f && b.saved_variance.data()[0] == 1.f;"),
+    "fusegrad/eager/dropout.hpp": ([], "fg::tensor<float> x(fg::shape{1000}, std::vector<float>(1000, 1.f));\n"
+                                   "fg::tensor<float> a = fg::dropout(x, 0.5, 3), b = fg::dropout(x, 0.5, 3);\n"
+                                   "bool same = true;\nint kept = 0;\n"
+                                   "for (std::size_t i = 0; i < 1000; ++i) same = same && a.data()[i] == b.data()[i], kept += a.data()[i] == 2.f;\n"
+                                   "ok = same && kept > 400 && kept < 600 && fg::dropout(x, 0.0, 3).id() == x.id();"),
     "fusegrad/eager/check_gradients.hpp": ([], "auto r = fg::testing::check_gradients([](const std::vector<fg::tensor<double>>& in) {\n"
                                            "  return fg::tensor<double>(fg::sin(in[0])); }, {fg::tensor<double>{0.5, 1.0}});\n"
                                            "ok = r.max_error < 1e-6;"),

@@ -61,7 +61,7 @@
 #endif
 extern "C" const int fusegrad_package_mode_FUSEGRAD_SEPARATE_ENGINES_needs_libfusegrad;
 namespace fusegrad::core {
-// Note [package mode]: the reference every package-mode unit keeps.
+// The reference every package-mode unit keeps (Note [package mode]).
 [[gnu::used]] static const int* const package_mode_link_check =
     &fusegrad_package_mode_FUSEGRAD_SEPARATE_ENGINES_needs_libfusegrad;
 }  // namespace fusegrad::core

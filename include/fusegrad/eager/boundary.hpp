@@ -1,9 +1,10 @@
 #pragma once
 /// \file The boundary-op runner, ops::run_boundary: every op that is not elementwise and not a
 /// reduction (transpose, tile, broadcast_to, concat, slicing, gather, one_hot, the scans, matmul,
-/// argmax, argmin) runs through it from a small rules struct.
+/// argmax, argmin, conv2d and the pools) runs through it from a small rules struct.
 /// Note [boundary ops]: a boundary op is written as one rules struct (ops/shape_rules.hpp,
-/// ops/indexing_rules.hpp, ops/scan_rules.hpp, ops/linalg_rules.hpp) and a public function that
+/// ops/indexing_rules.hpp, ops/scan_rules.hpp, ops/linalg_rules.hpp, ops/conv_rules.hpp,
+/// ops/pool_rules.hpp) and a public function that
 /// builds it and calls
 /// ops::run_boundary<R>(rule, operands...). The runner, and nothing else, does the work
 /// every such op shares, in this order:
@@ -29,8 +30,9 @@
 /// `shape`, `host` (or `product`), `backward` (unless it differentiates nothing); optionally
 /// `differentiable`, `saved`, `device`, `forwards_operand`. A run-time list of operands of one type (concat) is passed as a
 /// `std::vector<tensor<T>>`; its rules take a vector of shapes and a vector of host operands and
-/// return a vector of gradients (a host kernel only, nothing saved). A new op (conv2d, pooling) is one rules struct and its test:
-/// the evaluators and the tape do not change.
+/// return a vector of gradients (a host kernel only, nothing saved). A new op is one rules struct and its test: the
+/// evaluators and the tape do not change; a new kind of kernel with host and device implementations adds a request
+/// and its dispatch in eval/ (conv2d's ops::run_conv, eval/conv.hpp), which the rule's kernels call.
 
 #include <array>
 #include <cstddef>

@@ -175,6 +175,7 @@ const expr::op_table& table_of() {
   FG_OP_TABLE(P, ops::log1p_op, T) FG_OP_TABLE(P, ops::sqrt_op, T) FG_OP_TABLE(P, ops::rsqrt_op, T)              \
   FG_OP_TABLE(P, ops::square_op, T) FG_OP_TABLE(P, ops::reciprocal_op, T) FG_OP_TABLE(P, ops::sin_op, T)         \
   FG_OP_TABLE(P, ops::cos_op, T) FG_OP_TABLE(P, ops::tan_op, T) FG_OP_TABLE(P, ops::tanh_op, T)                  \
+  FG_OP_TABLE(P, ops::erf_op, T) FG_OP_TABLE(P, ops::erfc_op, T)                                                 \
   FG_OP_TABLE(P, ops::sigmoid_op, T) FG_OP_TABLE(P, ops::sigmoid_derivative_op, T)                               \
   FG_OP_TABLE(P, ops::softplus_op, T) FG_OP_TABLE(P, ops::relu_op, T) FG_OP_TABLE(P, ops::floor_op, T)           \
   FG_OP_TABLE(P, ops::ceil_op, T) FG_OP_TABLE(P, ops::round_op, T) FG_OP_TABLE(P, ops::add_op, T, T)             \
