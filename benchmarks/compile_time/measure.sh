@@ -12,7 +12,7 @@ rounds="${1:-2}"
 rev="${2:-}"
 units=(benchmarks/compile_time/header_only.cpp benchmarks/compile_time/chain_no_tape.cpp
        benchmarks/compile_time/chain_tape.cpp benchmarks/compile_time/five_chains.cpp
-       benchmarks/compile_time/mlp_step.cpp examples/custom_gradient.cpp)
+       benchmarks/compile_time/mlp_step.cpp benchmarks/compile_time/cnn_step.cpp examples/custom_gradient.cpp)
 flags=(-std=c++20 -O2 -march=native $(pkg-config --cflags xtensor))
 out=$(mktemp -d)
 trap 'rm -rf "$out"; [ -z "$rev" ] || git worktree remove --force "$out/rev" 2>/dev/null || true' EXIT
@@ -27,9 +27,9 @@ one() {  # one() LABEL INCLUDE_DIR FILE [EXTRA FLAGS...]: prints "LABEL FILE SEC
 for r in $(seq "$rounds"); do
   echo "# round $r"
   for f in "${units[@]}"; do
-    if [ -n "$rev" ]; then one "$rev" "$out/rev/include" "$f"; fi
+    if [ -n "$rev" ] && [ -e "$out/rev/$f" ]; then one "$rev" "$out/rev/include" "$f"; fi
     one header-only include "$f"
     one package include "$f" -DFUSEGRAD_SEPARATE_ENGINES
   done
-  one package include src/engines.cpp -DFUSEGRAD_SEPARATE_ENGINES
+  for f in src/*.cpp; do one package include "$f" -DFUSEGRAD_SEPARATE_ENGINES; done
 done
