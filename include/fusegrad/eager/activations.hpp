@@ -93,6 +93,10 @@ tensor<value_type_of<X>> gelu(const X& x, bool approximate = false) {
   const auto v = ops::to_operand(x);
   // TensorFlow's arithmetic: erfc(-z) rather than 1 + erf(z), which cancels to 0 for x below about -6.
   if (!approximate) return 0.5 * v * erfc(-v * 0.7071067811865476);
-  return 0.5 * v * (1 + tanh(0.7978845608028654 * (v + 0.044715 * (v * v * v))));
+  // 0.5 (1 + tanh(z)) written as sigmoid(2 z): the same function, whose derivative is one
+  // primitive (sigmoid_derivative), where tanh's repeats the tanh; with it a fused backward over
+  // this expression had 70 leaves, too many for a device kernel's parameters (Note [device
+  // parameters]).
+  return v * sigmoid(1.5957691216057308 * (v + 0.044715 * (v * v * v)));
 }
 }  // namespace fusegrad
