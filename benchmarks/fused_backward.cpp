@@ -1,8 +1,10 @@
 // Forward + backward of loss = sum(log(1 + exp(x)) * sigmoid(x) + x * x) on float32 vectors
-// of 1e3 to 1e7 elements, single-threaded, in one run: fusegrad under a gradient tape (one
-// fused forward pass, one fused backward pass), fusegrad op by op (one tensor per op, so one
-// tape entry per op), the hand-written one-pass loop computing loss and dloss/dx (accurate
-// here, fast math in chain_ceiling.cpp: the ceiling), and libtorch with -Dtorch=enabled.
+// of 1e3 to 1e7 elements, in one run: fusegrad under a gradient tape (one fused forward pass,
+// one fused backward pass), fusegrad op by op (one tensor per op, so one tape entry per op),
+// the hand-written one-pass loop computing loss and dloss/dx (accurate here, fast math in
+// chain_ceiling.cpp: the ceiling), and libtorch with -Dtorch=enabled. fusegrad and libtorch
+// run on one thread unless `--threads=N` says otherwise (0: every core); the hand-written
+// loops always run on one.
 
 #include <algorithm>
 #include <cmath>
@@ -107,7 +109,7 @@ void ceiling_fast_math(benchmark::State& state) { hand_loop_benchmark<chain_ceil
 
 #ifdef FUSEGRAD_BENCH_TORCH
 void libtorch_autograd(benchmark::State& state) {
-  torch::set_num_threads(1);
+  torch::set_num_threads(threads());
   std::vector<float> v = chain_input(size_of(state));
   const torch::Tensor x =
       torch::from_blob(v.data(), {static_cast<long>(v.size())}, torch::kFloat32).clone().requires_grad_(true);
@@ -128,4 +130,4 @@ BENCHMARK(ceiling_fast_math)->RangeMultiplier(10)->Range(1000, 10000000);
 
 }  // namespace
 
-BENCHMARK_MAIN();
+int main(int argc, char** argv) { return chain_bench::run_main(argc, argv); }

@@ -1,8 +1,9 @@
 // Forward pass of the elementwise chain y = log(1 + exp(x)) * sigmoid(x) + x * x on float32
-// vectors of 1e3 to 1e7 elements, single-threaded, in one run: fusegrad fused (one pass),
-// fusegrad op by op (one tensor per op), the hand-written loop compiled with the project's
-// accurate flags, the same loop compiled with -ffast-math in chain_ceiling.cpp (the ceiling),
-// xtensor with xsimd, and libtorch when built with -Dtorch=enabled.
+// vectors of 1e3 to 1e7 elements, in one run: fusegrad fused (one pass), fusegrad op by op
+// (one tensor per op), the hand-written loop compiled with the project's accurate flags, the
+// same loop compiled with -ffast-math in chain_ceiling.cpp (the ceiling), xtensor with xsimd,
+// and libtorch when built with -Dtorch=enabled. fusegrad and libtorch run on one thread unless
+// `--threads=N` says otherwise (0: every core); the others always run on one.
 
 // xtensor's own assignment is measured with its SIMD path switched on; this must come before
 // any header that includes xtensor (fusegrad's do).
@@ -115,7 +116,7 @@ void xtensor_xsimd(benchmark::State& state) {
 
 #ifdef FUSEGRAD_BENCH_TORCH
 void libtorch_eager(benchmark::State& state) {
-  torch::set_num_threads(1);
+  torch::set_num_threads(threads());
   std::vector<float> v = chain_input(size_of(state));
   const torch::Tensor x = torch::from_blob(v.data(), {static_cast<long>(v.size())}, torch::kFloat32).clone();
   torch::NoGradGuard no_grad;
@@ -137,4 +138,4 @@ BENCHMARK(xtensor_xsimd)->RangeMultiplier(10)->Range(1000, 10000000);
 
 }  // namespace
 
-BENCHMARK_MAIN();
+int main(int argc, char** argv) { return chain_bench::run_main(argc, argv); }

@@ -1,7 +1,9 @@
 // Threads: variables read on some threads while another assigns them, tapes destroyed on
-// another thread than their creator while it keeps recording, and training loops on several
-// threads at once giving bitwise the results of one thread. Built also with -fsanitize=thread
-// (docs/design.md, "Hardening"); Catch2's assertions run on the main thread only.
+// another thread than their creator while it keeps recording, training loops on several
+// threads at once giving bitwise the results of one thread, and user threads sharing the
+// intra-op pool (Note [intra-op pool]) while the setting changes. Built also with
+// -fsanitize=thread (docs/design.md, "Hardening"); Catch2's assertions run on the main thread
+// only.
 #include <catch2/catch.hpp>
 #include <fusegrad/fusegrad.hpp>
 
@@ -174,4 +176,66 @@ TEST_CASE("8 threads training their own variables on shared tensors give bitwise
   }
   // The steps did move the weights (w starts at 0.1 k).
   for (int k = 0; k < threads; ++k) CHECK(alone[k][0] != 0.1f * static_cast<float>(k));
+}
+
+TEST_CASE("user threads share the intra-op pool while the setting changes, each with the bits of one thread",
+          "[concurrency][threads]") {
+  // Above the threshold, so that loops split: a fused chain, a reduction over an axis, and a
+  // loss's gradient under a tape (its saved derivative), then the block backward of two inputs.
+  const std::size_t n = 3 * fusegrad::core::parallel_grain;
+  std::vector<float> v(n);
+  for (std::size_t i = 0; i < n; ++i) v[i] = static_cast<float>(i % 1013) / 127.f - 4.f;
+  const fg::tensor<float> x(fg::shape{n}, v);
+  const fg::tensor<float> w = fg::fill<float>({3, 1}, 0.5f);
+  auto work = [&] {
+    fg::gradient_tape tape({.persistent = true});
+    tape.watch(x);
+    tape.watch(w);
+    const fg::tensor<float> y = fg::log(1 + fg::exp(x)) * fg::sigmoid(x) + x * x;
+    const fg::tensor<float> loss = fg::sum(fg::log(1 + fg::exp(x)) * fg::sigmoid(x) + x * x);
+    const fg::tensor<float> x3 = fg::reshape(x, {3, -1});
+    const fg::tensor<float> weighted = fg::sum(fg::exp(x3) * w);
+    auto g = tape.gradient(weighted, std::vector{x, w});
+    return std::vector{y, loss, fg::reduce_max(x3, 0), tape.gradient(loss, x), g[0], g[1]};
+  };
+  fg::config::set_intra_op_parallelism_threads(1);
+  const auto want = work();
+  std::atomic<bool> done{false};
+  std::vector<std::string> problems(3);
+  std::vector<std::thread> users;
+  for (std::size_t u = 0; u < problems.size(); ++u)
+    users.emplace_back([&, u] {
+      for (int round = 0; round < 4 && problems[u].empty(); ++round) {
+        const auto got = work();
+        for (std::size_t i = 0; i < got.size(); ++i)
+          if (got[i].size() != want[i].size() ||
+              std::memcmp(got[i].data(), want[i].data(), want[i].size() * sizeof(float)) != 0)
+            problems[u] = "result " + std::to_string(i) + " differs";
+      }
+    });
+  std::thread setter([&] {
+    for (int k = 0; !done.load(); ++k) {
+      fg::config::set_intra_op_parallelism_threads(1 + k % 3);
+      std::this_thread::yield();
+    }
+  });
+  for (auto& t : users) t.join();
+  done = true;
+  setter.join();
+  fg::config::set_intra_op_parallelism_threads(0);
+  for (const auto& p : problems) {
+    INFO(p);
+    CHECK(p.empty());
+  }
+  // A task that throws on a worker: the caller gets the exception, and the pool goes on.
+  fg::config::set_intra_op_parallelism_threads(2);
+  CHECK_THROWS_AS(fusegrad::core::run_tasks(2, [](std::size_t t) {
+                    if (t == 1) throw fg::value_error("from a worker");
+                  }),
+                  fg::value_error);
+  const auto regions = fusegrad::core::counters().parallel_regions;
+  const fg::tensor<float> y = fg::log(1 + fg::exp(x)) * fg::sigmoid(x) + x * x;
+  CHECK(fusegrad::core::counters().parallel_regions == regions + 1);
+  CHECK(std::memcmp(y.data(), want[0].data(), n * sizeof(float)) == 0);
+  fg::config::set_intra_op_parallelism_threads(0);
 }

@@ -4,6 +4,7 @@
 #if defined(FUSEGRAD_DEVICE)
 #include "eval/device.hpp"  // the Thrust device backend (docs/device.md), before the ops that use it
 #endif
+#include "core/parallel.hpp"
 #include "core/printing.hpp"
 #include "core/random.hpp"
 #include "eval/creation.hpp"

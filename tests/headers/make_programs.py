@@ -31,6 +31,10 @@ PROGRAMS = {
     "fusegrad/core/integer.hpp": ([], "ok = fusegrad::core::wrapping_add(2147483647, 1) == -2147483647 - 1 &&\n"
                                   "     fusegrad::core::float_to_integer<int>(1e10) == -2147483647 - 1;"),
     "fusegrad/core/host_allocator.hpp": ([], "std::vector<int, fusegrad::core::host_allocator<int>> v(1000, 3);\nok = v[999] == 3;"),
+    "fusegrad/core/parallel.hpp": ([], "fg::config::set_intra_op_parallelism_threads(2);\n"
+                                   "std::vector<int> v(300000, 0);  // above core::parallel_threshold: split on the pool\n"
+                                   "fusegrad::core::parallel_for(v.size(), v.size(), [&](std::size_t b, std::size_t e) { for (std::size_t i = b; i < e; ++i) ++v[i]; });\n"
+                                   "ok = fg::config::get_intra_op_parallelism_threads() == 2 && v[0] == 1 && v[299999] == 1;"),
     "fusegrad/core/printing.hpp": ([], "ok = fg::numpy_str(fg::tensor<int>{1, 2}) == \"[1 2]\";"),
     "fusegrad/core/random.hpp": ([], "ok = fg::random::uniform<float>({10}, 3).size() == 10;"),
     "fusegrad/core/shape.hpp": ([], "ok = fg::shape{2, 3}.elements() == 6;"),

@@ -191,34 +191,11 @@ inline void block_backward(const expr::program& p, std::span<const core::any_ten
   if (!needs[p.result()]) return;
   ++core::counters().passes;
   const std::size_t n = iter.elements(), slots = p.slots(), first = p.first_instr();
-  constexpr std::size_t cell_bytes = grad_block * 8;
-  // One workspace: per slot a value buffer (leaves: for broadcast reads; literals: splats),
-  // per op slot an adjoint buffer, and one for the upstream gradient (two: splat and read).
-  const std::size_t ws_cells = 2 * slots + 3;
-  std::unique_ptr<unsigned char[]> ws(new unsigned char[ws_cells * cell_bytes]);
-  auto value_buf = [&](std::size_t s) { return ws.get() + s * cell_bytes; };
-  auto adjoint_buf = [&](std::size_t s) { return ws.get() + (slots + s) * cell_bytes; };
-  unsigned char* g_buf = ws.get() + 2 * slots * cell_bytes;
-  unsigned char* g_splat = g_buf + cell_bytes;
-  unsigned char* scratch = g_splat + cell_bytes;
-
-  core::small_vector<broadcast_reader, 8> readers;
-  for (std::size_t s = 0; s < p.leaves; ++s)
-    readers.push_back(broadcast_reader(core::data_of(leaves[s]), core::size_of(p.types[s]), core::shape_of(leaves[s]),
-                                       iter, value_buf(s)));
-  core::small_vector<const void*, 16> value;
-  for (std::size_t s = 0; s < slots; ++s) value.push_back(nullptr);
-  for (std::size_t c = 0; c < p.literals; ++c) {
-    const std::size_t s = p.leaves + c, e = core::size_of(p.types[s]);
-    for (std::size_t i = 0; i < grad_block; ++i) std::memcpy(value_buf(s) + i * e, literals[c].bytes, e);
-    value[s] = value_buf(s);
-  }
-  for (std::size_t s = first; s < slots; ++s) value[s] = value_buf(s);
   const dtype gt = p.types[p.result()];
-  const broadcast_reader g_reader(core::data_of(g), core::size_of(gt), core::shape_of(g), iter, g_splat);
 
   // Each needed input's gradient: written in place when it has the iteration space's size,
-  // else over the whole space first and summed down at the end.
+  // else over the whole space first and summed down at the end. Made on the calling thread,
+  // whose counters count buffers.
   core::small_vector<core::any_tensor, 2> out;
   core::small_vector<unsigned char*, 2> dest;
   core::small_vector<std::uint8_t, 2> direct;
@@ -235,62 +212,93 @@ inline void block_backward(const expr::program& p, std::span<const core::any_ten
     out.push_back(std::move(t));
   }
 
-  core::small_vector<std::uint8_t, 16> written;
-  for (std::size_t s = 0; s < slots; ++s) written.push_back(false);
-  core::small_vector<std::uint8_t, 2> in_written;
-  for (std::size_t k = 0; k < inputs.size(); ++k) in_written.push_back(false);
-  for (std::size_t start = 0; start < n; start += grad_block) {
-    const std::size_t m = std::min(grad_block, n - start);
-    for (std::size_t s = 0; s < p.leaves; ++s) value[s] = readers[s].read(start, m, value_buf(s));
-    const void* gv = g_reader.read(start, m, g_buf);
-    // Every op but the last: the result's value is no vjp rule's operand.
-    for (std::size_t k = 0; k + 1 < p.code.size(); ++k) {
-      const expr::instr& in = p.code[k];
-      const void* args[expr::max_arity] = {value[in.args[0]], value[in.args[1]], value[in.args[2]]};
-      in.op->forward(args, value_buf(first + k), m);
+  // Threads take contiguous ranges of blocks, each with a workspace of its own: blocks write
+  // disjoint parts of the gradients, and every per-op loop starts at a block's start as on one
+  // thread, so each thread count gives the same bits (Note [intra-op pool]).
+  const std::size_t blocks = (n + grad_block - 1) / grad_block;
+  core::parallel_for(blocks, n, [&](std::size_t b0, std::size_t b1) {
+    constexpr std::size_t cell_bytes = grad_block * 8;
+    // One workspace: per slot a value buffer (leaves: for broadcast reads; literals: splats),
+    // per op slot an adjoint buffer, and one for the upstream gradient (two: splat and read).
+    const std::size_t ws_cells = 2 * slots + 3;
+    std::unique_ptr<unsigned char[]> ws(new unsigned char[ws_cells * cell_bytes]);
+    auto value_buf = [&](std::size_t s) { return ws.get() + s * cell_bytes; };
+    auto adjoint_buf = [&](std::size_t s) { return ws.get() + (slots + s) * cell_bytes; };
+    unsigned char* g_buf = ws.get() + 2 * slots * cell_bytes;
+    unsigned char* g_splat = g_buf + cell_bytes;
+    unsigned char* scratch = g_splat + cell_bytes;
+
+    core::small_vector<broadcast_reader, 8> readers;
+    for (std::size_t s = 0; s < p.leaves; ++s)
+      readers.push_back(broadcast_reader(core::data_of(leaves[s]), core::size_of(p.types[s]),
+                                         core::shape_of(leaves[s]), iter, value_buf(s)));
+    core::small_vector<const void*, 16> value;
+    for (std::size_t s = 0; s < slots; ++s) value.push_back(nullptr);
+    for (std::size_t c = 0; c < p.literals; ++c) {
+      const std::size_t s = p.leaves + c, e = core::size_of(p.types[s]);
+      for (std::size_t i = 0; i < grad_block; ++i) std::memcpy(value_buf(s) + i * e, literals[c].bytes, e);
+      value[s] = value_buf(s);
     }
-    for (std::size_t s = 0; s < slots; ++s) written[s] = false;
-    for (std::size_t k = 0; k < inputs.size(); ++k) in_written[k] = false;
-    // The contribution c of slot s: into its adjoint, or its input's gradient for a leaf.
-    auto target = [&](std::size_t s, bool& acc) -> unsigned char* {
-      if (s < p.leaves) {
-        const std::size_t k = input_of[s];
-        acc = in_written[k];
-        in_written[k] = true;
-        return dest[k] + start * core::size_of(inputs[k].type);
+    for (std::size_t s = first; s < slots; ++s) value[s] = value_buf(s);
+    const broadcast_reader g_reader(core::data_of(g), core::size_of(gt), core::shape_of(g), iter, g_splat);
+
+    core::small_vector<std::uint8_t, 16> written;
+    for (std::size_t s = 0; s < slots; ++s) written.push_back(false);
+    core::small_vector<std::uint8_t, 2> in_written;
+    for (std::size_t k = 0; k < inputs.size(); ++k) in_written.push_back(false);
+    for (std::size_t start = b0 * grad_block; start < std::min(n, b1 * grad_block); start += grad_block) {
+      const std::size_t m = std::min(grad_block, n - start);
+      for (std::size_t s = 0; s < p.leaves; ++s) value[s] = readers[s].read(start, m, value_buf(s));
+      const void* gv = g_reader.read(start, m, g_buf);
+      // Every op but the last: the result's value is no vjp rule's operand.
+      for (std::size_t k = 0; k + 1 < p.code.size(); ++k) {
+        const expr::instr& in = p.code[k];
+        const void* args[expr::max_arity] = {value[in.args[0]], value[in.args[1]], value[in.args[2]]};
+        in.op->forward(args, value_buf(first + k), m);
       }
-      acc = written[s];
-      written[s] = true;
-      return adjoint_buf(s);
-    };
-    if (p.code.empty()) {
-      bool acc;
-      unsigned char* d = target(0, acc);
-      std::memcpy(d, gv, m * core::size_of(gt));
-    }
-    for (std::size_t k = p.code.size(); k-- > 0;) {
-      const std::size_t s = first + k;
-      if (!needs[s]) continue;
-      const void* a = s == p.result() ? gv : (written[s] ? adjoint_buf(s) : nullptr);
-      if (!a) continue;
-      const expr::instr& in = p.code[k];
-      const void* args[expr::max_arity] = {value[in.args[0]], value[in.args[1]], value[in.args[2]]};
-      for (std::size_t j = 0; j < in.op->arity; ++j) {
-        if (!needs[in.args[j]] || !in.op->vjp[j]) continue;
+      for (std::size_t s = 0; s < slots; ++s) written[s] = false;
+      for (std::size_t k = 0; k < inputs.size(); ++k) in_written[k] = false;
+      // The contribution c of slot s: into its adjoint, or its input's gradient for a leaf.
+      auto target = [&](std::size_t s, bool& acc) -> unsigned char* {
+        if (s < p.leaves) {
+          const std::size_t k = input_of[s];
+          acc = in_written[k];
+          in_written[k] = true;
+          return dest[k] + start * core::size_of(inputs[k].type);
+        }
+        acc = written[s];
+        written[s] = true;
+        return adjoint_buf(s);
+      };
+      if (p.code.empty()) {
         bool acc;
-        unsigned char* d = target(in.args[j], acc);
-        if (!acc) {
-          in.op->vjp[j](a, args, d, m);
-        } else {
-          in.op->vjp[j](a, args, scratch, m);
-          add_into(in.op->args[j], d, scratch, m);
+        unsigned char* d = target(0, acc);
+        std::memcpy(d, gv, m * core::size_of(gt));
+      }
+      for (std::size_t k = p.code.size(); k-- > 0;) {
+        const std::size_t s = first + k;
+        if (!needs[s]) continue;
+        const void* a = s == p.result() ? gv : (written[s] ? adjoint_buf(s) : nullptr);
+        if (!a) continue;
+        const expr::instr& in = p.code[k];
+        const void* args[expr::max_arity] = {value[in.args[0]], value[in.args[1]], value[in.args[2]]};
+        for (std::size_t j = 0; j < in.op->arity; ++j) {
+          if (!needs[in.args[j]] || !in.op->vjp[j]) continue;
+          bool acc;
+          unsigned char* d = target(in.args[j], acc);
+          if (!acc) {
+            in.op->vjp[j](a, args, d, m);
+          } else {
+            in.op->vjp[j](a, args, scratch, m);
+            add_into(in.op->args[j], d, scratch, m);
+          }
         }
       }
+      for (std::size_t k = 0; k < inputs.size(); ++k)
+        if (needed[k] && !in_written[k])
+          std::memset(dest[k] + start * core::size_of(inputs[k].type), 0, m * core::size_of(inputs[k].type));
     }
-    for (std::size_t k = 0; k < inputs.size(); ++k)
-      if (needed[k] && !in_written[k])
-        std::memset(dest[k] + start * core::size_of(inputs[k].type), 0, m * core::size_of(inputs[k].type));
-  }
+  });
   for (std::size_t k = 0; k < inputs.size(); ++k) {
     if (!needed[k]) continue;
     if (!direct[k]) {

@@ -20,6 +20,7 @@ struct event_counters {
   std::int64_t live_buffers = 0;   ///< buffers allocated and not yet freed
   std::int64_t allocations = 0;    ///< buffers allocated so far
   std::int64_t passes = 0;         ///< fused loops run by evaluators (elementwise, reductions)
+  std::int64_t parallel_regions = 0;  ///< loops this thread split across the intra-op pool
 };
 inline event_counters& counters() {
   thread_local event_counters c;

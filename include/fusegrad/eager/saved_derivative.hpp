@@ -18,6 +18,7 @@
 /// losses are where it pays.
 
 #include <array>
+#include <memory>
 
 #include "../autodiff/tape_state.hpp"
 #include "../eval/host.hpp"
@@ -124,21 +125,43 @@ FG_FLATTEN void run_row_with_derivative(const K& k, const DK& dk, std::size_t n,
 /// Evaluates the alias trees e and de (an expression and its derivative, Note [saved
 /// derivative]) over `out` in one pass: their leaves read src, a buffer of
 /// shape `out`, their pooled literals `pool`. e's values go into dst, or, with dst null, their
-/// sum is added to *sum (in reduce_host's order: chunks folded, then added); de's into dd.
+/// sum is added to *sum (in reduce_host's order: chunks folded into blocks, the blocks' sums
+/// added in order, Note [parallel reductions]); de's into dd. Split across the intra-op threads
+/// at block boundaries, as reduce_host is.
 template <class E, class D, class T = typename E::value_type>
 void evaluate_host_with_derivative(const E& e, const D& de, const fg::shape& out, const T* src, const T* pool,
                                    T* dst, typename ops::sum_reducer<T>::acc* sum, T* dd) {
+  using R = ops::sum_reducer<T>;
+  using A = typename R::acc;
+  constexpr std::size_t block = host::detail::reduce_block, chunk = host::detail::reduce_chunk;
   ++fg::core::counters().passes;
   const auto k = expr::make_kernel(e, out);
   const auto dk = expr::make_kernel(de, out);
   const std::size_t n = out.elements();
-  if (dst) return run_row_with_derivative(k, dk, n, dst, dd, src, pool);
-  alignas(64) T tmp[host::detail::reduce_chunk];
-  for (std::size_t c = 0; c < n; c += host::detail::reduce_chunk) {
-    const std::size_t m = std::min(host::detail::reduce_chunk, n - c);
-    run_row_with_derivative(k, dk, m, tmp, dd + c, src + c, pool);
-    *sum += static_cast<typename ops::sum_reducer<T>::acc>(host::detail::fold_chunk<ops::sum_reducer<T>>(tmp, m));
+  const std::size_t blocks = (n + block - 1) / block;
+  if (dst) {
+    core::parallel_for(blocks, n, [&](std::size_t b0, std::size_t b1) {
+      const std::size_t begin = b0 * block, m = std::min(n, b1 * block) - begin;
+      run_row_with_derivative(k, dk, m, dst + begin, dd + begin, src + begin, pool);
+    });
+    return;
   }
+  // One block's sum goes straight into *sum; more are kept and added in order.
+  std::unique_ptr<A[]> partial(blocks > 1 ? new A[blocks] : nullptr);
+  core::parallel_for(blocks, n, [&](std::size_t b0, std::size_t b1) {
+    alignas(64) T tmp[chunk];
+    for (std::size_t b = b0; b < b1; ++b) {
+      A acc = R::identity();
+      for (std::size_t c = b * block; c < std::min(n, (b + 1) * block); c += chunk) {
+        const std::size_t m = std::min(chunk, n - c);
+        run_row_with_derivative(k, dk, m, tmp, dd + c, src + c, pool);
+        acc = R::combine(acc, static_cast<A>(host::detail::fold_chunk<R>(tmp, m)));
+      }
+      if (partial) partial[b] = R::combine(A(R::identity()), acc);
+      else *sum = R::combine(*sum, acc);
+    }
+  });
+  for (std::size_t b = 0; partial && b < blocks; ++b) *sum = R::combine(*sum, partial[b]);
 }
 
 template <class E> struct has_costly_op : std::false_type {};

@@ -3,7 +3,9 @@
 /// is of one floating type, scalar otherwise. Note [host loop shapes]: when every leaf either
 /// walks with the output or is a single element, the output is one flat row; otherwise the
 /// loop runs row by row over the last dimension, with per-row base pointers per leaf. Leaves
-/// broadcast along the row read from a splat buffer, so the inner loop has no branch.
+/// broadcast along the row read from a splat buffer, so the inner loop has no branch. Above
+/// core::parallel_threshold elements, threads take contiguous ranges of rows, or of segments of
+/// long rows, cut at multiples of every SIMD width (row_space).
 
 #include <algorithm>
 #include <type_traits>
@@ -11,6 +13,7 @@
 #include <xsimd/xsimd.hpp>
 
 #include "../core/config.hpp"
+#include "../core/parallel.hpp"
 #include "../core/storage.hpp"
 #include "../expr/kernel.hpp"
 
@@ -102,46 +105,148 @@ bool is_flat(K& k, std::size_t rank) {
   return flat;
 }
 
-/// Walks expression e over shape `out` row by row, calling f(kernel, start, length, idx) for
-/// each row: `start` is the row's flat offset in `out`, idx the multi-index of its first
-/// element. With allow_flat, a flat expression is one row covering all of `out`.
-template <class E, class F>
-void for_each_row(const E& e, const fg::shape& out, bool allow_flat, F&& f) {
-  const std::size_t n = out.elements();
-  if (n == 0) return;
-  auto k = expr::make_kernel(e, out);
-  const std::size_t rank = out.rank();
-  std::array<index_t, max_rank> idx{};
-  if (rank == 0 || (allow_flat && is_flat(k, rank))) {
-    // One element reads data[0] through ptr as made; only longer rows need the splat buffers.
-    if (n > 1) expr::for_each_leaf_kernel(k, [](auto& l) { detail::point_leaf(l, l.data, l.step == 0); });
-    f(k, std::size_t{0}, n, idx);
-    return;
+/// Elements the ranges of a split loop start at multiples of: a multiple of every SIMD width,
+/// so that each element is computed by the same batch lane or scalar tail on every split
+/// (Note [host loop shapes]), and of a cache line, so that threads do not write one line. An
+/// elementwise loop may be cut at any such multiple; a reduction is cut at fixed blocks.
+inline constexpr std::size_t split_align = 64;
+static_assert(core::parallel_grain % split_align == 0, "evaluate_host's segments must start at split_align");
+
+/// The loop over a shape as threads share it (Note [host loop shapes], Note [intra-op pool]): a
+/// sequence of rows (one row holding every element when it is flat), each cut into segments of
+/// `seg` elements (a multiple of split_align); a thread takes a contiguous range of (row,
+/// segment) units. The outer dimensions are walked in the order `dims` (outermost first);
+/// reductions walk the kept ones first (eval/host_reduce.hpp).
+struct row_space {
+  const fg::shape& shape;
+  bool flat = false;
+  std::size_t inner = 0, rows = 0, seg = 0, segs = 0;
+  std::size_t outer = 0;  ///< the number of outer dimensions: rank - 1, 0 when flat
+  std::array<std::size_t, max_rank> dims;
+
+  /// The rows of s, a shape of at least one element.
+  row_space(const fg::shape& s, bool is_flat, std::size_t seg_max) : shape(s), flat(is_flat || s.rank() == 0) {
+    const std::size_t n = s.elements();
+    inner = flat ? n : s.back();
+    rows = flat ? 1 : n / inner;
+    outer = flat ? 0 : s.rank() - 1;
+    for (std::size_t d = 0; d < outer; ++d) dims[d] = d;
+    seg = inner <= seg_max ? inner : seg_max;
+    segs = inner <= seg_max ? 1 : (inner + seg - 1) / seg;
   }
-  const std::size_t inner = out.back();
-  const std::size_t rows = n / inner;
-  for (std::size_t r = 0; r < rows; ++r) {
-    expr::for_each_leaf_kernel(k, [&](auto& l) {
+  std::size_t units() const { return rows * segs; }
+};
+
+/// Sets the leaves of a kernel to the rows of a row_space, in its walking order.
+template <class K>
+class row_cursor {
+ public:
+  row_cursor(K& k, const row_space& sp) : k_(k), sp_(sp) {
+    if (sp.flat) expr::for_each_leaf_kernel(k_, [](auto& l) { detail::point_leaf(l, l.data, l.step == 0); });
+  }
+  /// Points the leaves at row r (in walking order).
+  void seek(std::size_t r) {
+    if (sp_.flat) return;
+    for (std::size_t q = sp_.outer; q-- > 0;) {
+      const std::size_t d = sp_.dims[q];
+      idx_[d] = static_cast<index_t>(r % sp_.shape[d]);
+      r /= sp_.shape[d];
+    }
+    point();
+  }
+  /// Points the leaves at the next row.
+  void next() {
+    for (std::size_t q = sp_.outer; q-- > 0;) {
+      const std::size_t d = sp_.dims[q];
+      if (static_cast<std::size_t>(++idx_[d]) < sp_.shape[d]) break;
+      idx_[d] = 0;
+    }
+    point();
+  }
+
+ private:
+  void point() {
+    const std::size_t last = sp_.shape.rank() - 1;
+    expr::for_each_leaf_kernel(k_, [&](auto& l) {
       index_t off = 0;
-      for (std::size_t d = 0; d + 1 < rank; ++d) off += idx[d] * l.strides[d];
-      detail::point_leaf(l, l.data + off, l.strides[rank - 1] == 0);
+      for (std::size_t d = 0; d < last; ++d) off += idx_[d] * l.strides[d];
+      detail::point_leaf(l, l.data + off, l.strides[last] == 0);
     });
-    f(k, r * inner, inner, idx);
-    for (std::size_t d = rank - 1; d-- > 0;) {
-      if (static_cast<std::size_t>(++idx[d]) < out[d]) break;
-      idx[d] = 0;
+  }
+  K& k_;
+  const row_space& sp_;
+  std::array<index_t, max_rank> idx_{};
+};
+
+/// Calls f(kernel, unit, row, begin, length) for the units [u0, u1) of sp: row `row` in walking
+/// order, its elements [begin, begin + length), the kernel's leaves pointing there. Moves k's
+/// leaves: each thread walks its own copy.
+template <class K, class F>
+void walk_units(K& k, const row_space& sp, std::size_t u0, std::size_t u1, F&& f) {
+  row_cursor<K> cursor(k, sp);
+  std::size_t r = sp.segs == 1 ? u0 : u0 / sp.segs, s = sp.segs == 1 ? 0 : u0 % sp.segs;
+  cursor.seek(r);
+  for (std::size_t u = u0; u < u1; ++u, ++s) {
+    if (s == sp.segs) {
+      s = 0;
+      ++r;
+      cursor.next();
+    }
+    const std::size_t begin = s * sp.seg, length = std::min(sp.seg, sp.inner - begin);
+    if (begin == 0) {
+      f(k, u, r, begin, length);
+    } else {
+      K piece = k;
+      expr::for_each_leaf_kernel(piece, [&](auto& l) { l.ptr += static_cast<index_t>(begin) * l.step; });
+      f(piece, u, r, begin, length);
     }
   }
 }
 
-/// Evaluates expression e, broadcast to shape `out`, into dst in one fused pass.
+/// Runs f(kernel, u0, u1) over the units of sp split across the intra-op threads (`elements`
+/// in all), each thread with its own copy of kernel k; on one thread, k itself.
+template <class K, class F>
+void split_units(K& k, const row_space& sp, std::size_t elements, F&& f) {
+  core::parallel_for(sp.units(), elements, [&](std::size_t u0, std::size_t u1) {
+    if (u0 == 0 && u1 == sp.units()) return f(k, u0, u1);
+    K own = k;
+    f(own, u0, u1);
+  });
+}
+
+/// Evaluates expression e, broadcast to shape `out`, into dst in one fused pass, split across
+/// the intra-op threads above core::parallel_threshold elements (Note [intra-op pool]).
 template <class E, class T = typename E::value_type>
 void evaluate_host(const E& e, const fg::shape& out, T* dst) {
   ++fg::core::counters().passes;
+  const std::size_t n = out.elements();
+  if (n == 0) return;
+  auto k = expr::make_kernel(e, out);
+  // One element reads data[0] through ptr as made; only longer rows need the splat buffers.
+  if (n == 1) {
+    dst[0] = k.eval(expr::flat_access{0});
+    return;
+  }
   constexpr bool simd = detail::use_simd<E>();
-  for_each_row(e, out, true, [&](const auto& k, std::size_t start, std::size_t n, const auto&) {
-    if (n == 1) dst[start] = k.eval(expr::flat_access{0});
-    else detail::run_row<simd>(k, n, dst + start);
+  if (out.rank() == 0 || is_flat(k, out.rank())) {
+    // One row, cut anywhere at a multiple of split_align: as even as the thread count allows.
+    expr::for_each_leaf_kernel(k, [](auto& l) { detail::point_leaf(l, l.data, l.step == 0); });
+    const std::size_t units = (n + split_align - 1) / split_align;
+    return core::parallel_for(units, n, [&](std::size_t u0, std::size_t u1) {
+      if (u0 == 0 && u1 == units) return detail::run_row<simd>(k, n, dst);
+      const std::size_t begin = u0 * split_align, end = std::min(n, u1 * split_align);
+      auto piece = k;
+      expr::for_each_leaf_kernel(piece, [&](auto& l) { l.ptr += static_cast<index_t>(begin) * l.step; });
+      detail::run_row<simd>(piece, end - begin, dst + begin);
+    });
+  }
+  const row_space sp(out, false, core::parallel_grain);
+  split_units(k, sp, n, [&](auto& kt, std::size_t u0, std::size_t u1) {
+    walk_units(kt, sp, u0, u1, [&](const auto& kr, std::size_t, std::size_t r, std::size_t begin, std::size_t m) {
+      T* to = dst + r * sp.inner + begin;
+      if (m == 1) *to = kr.eval(expr::flat_access{0});
+      else detail::run_row<simd>(kr, m, to);
+    });
   });
 }
 }  // namespace fusegrad::host

@@ -44,8 +44,29 @@
 #include "conv.hpp"
 #include "host_conv.hpp"
 
+#include "../core/parallel.hpp"
+
+// Note [thread count followers], oneDNN: Debian's oneDNN runs its primitives on OpenMP, whose
+// thread count belongs to each calling thread (omp_set_num_threads). follow_threads() sets the
+// calling thread's count to core::intra_op_threads() before each execution. The two entry
+// points are weak references: libgomp is loaded as oneDNN's own dependency, so a program links
+// neither it nor -fopenmp, and with another OpenMP (or none) the calls are skipped. The
+// declarations match <omp.h>'s, which may come before or after this header.
+extern "C" {
+__attribute__((weak)) int omp_get_max_threads() noexcept;
+__attribute__((weak)) void omp_set_num_threads(int) noexcept;
+}
+
 namespace fusegrad::host {
 namespace onednn {
+/// Sets the calling thread's OpenMP thread count, which oneDNN reads, to fusegrad's intra-op
+/// count (Note [thread count followers]).
+inline void follow_threads() {
+  if (omp_get_max_threads == nullptr || omp_set_num_threads == nullptr) return;
+  const int n = core::intra_op_threads();
+  if (omp_get_max_threads() != n) omp_set_num_threads(n);
+}
+
 /// The process's oneDNN CPU engine (Note [dnnl primitives]).
 inline dnnl::engine& engine() {
   static dnnl::engine e(dnnl::engine::kind::cpu, 0);
@@ -193,7 +214,7 @@ inline std::shared_ptr<const conv_primitive> build_conv(const ops::conv_request&
   return build_pass<dnnl::convolution_backward_weights>(r, {DNNL_ARG_SRC, DNNL_ARG_DIFF_DST, DNNL_ARG_DIFF_WEIGHTS});
 }
 
-using conv_key = std::array<long, 18>;
+using conv_key = std::array<long, 19>;
 
 /// The cached primitive for r, built on first use (Note [dnnl primitives]).
 inline std::shared_ptr<const conv_primitive> conv_primitive_for(const ops::conv_request& r) {
@@ -201,7 +222,10 @@ inline std::shared_ptr<const conv_primitive> conv_primitive_for(const ops::conv_
   static std::map<conv_key, std::shared_ptr<const conv_primitive>> cache;
   const ops::conv_geometry& g = r.g;
   auto l = [](std::size_t v) { return static_cast<long>(v); };
-  const conv_key key{static_cast<long>(r.pass),
+  // oneDNN sizes a primitive's work split for the thread count when it builds it, so the count
+  // is part of the key (Note [thread count followers]).
+  const conv_key key{static_cast<long>(core::intra_op_threads()),
+                     static_cast<long>(r.pass),
                      l(g.n),
                      l(g.h),
                      l(g.w),
@@ -232,6 +256,7 @@ inline std::shared_ptr<const conv_primitive> conv_primitive_for(const ops::conv_
 /// Runs the float32 convolution r on oneDNN.
 inline void conv(const ops::conv_request& r, const float* a, const float* b, float* out) {
   try {
+    follow_threads();  // before the lookup: a primitive is built for the thread count of its caller
     const std::shared_ptr<const conv_primitive> p = conv_primitive_for(r);
     dnnl::engine& e = engine();
     dnnl::stream& s = stream();

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "../core/config.hpp"
+#include "../core/parallel.hpp"
 #include "pool.hpp"
 
 #if FUSEGRAD_HOST_SIMD
@@ -93,86 +94,108 @@ void argmax_step(T* best, T* at, const T* x, T k, std::size_t n) {
 }
 }  // namespace pool_rows
 
-/// The pool r into out, reading x and g as ops::run_pool describes.
+/// The pool r into out, reading x and g as ops::run_pool describes. Threads take contiguous
+/// ranges of output rows (image, output row), or of whole images where a gradient scatters into
+/// the input (windows of one image overlap only each other): every element is computed in the
+/// same order on every thread count.
 template <class T>
 void pool_direct(const ops::pool_request& r, const T* x, const T* g, T* out) {
   const ops::pool_geometry& G = r.g;
   const std::size_t C = G.c, H = G.h, W = G.w, OH = G.oh, OW = G.ow;
-  // Calls f(y_pixel, n * H, h0, h1, w0, w1) for each output pixel, with the input rows [h0, h1)
-  // and columns [w0, w1) of image n that its window covers, padding left out.
-  auto each_window = [&](auto&& f) {
-    for (std::size_t n = 0; n < G.n; ++n)
-      for (std::size_t oh = 0; oh < OH; ++oh) {
-        const long hs = static_cast<long>(oh) * G.sh - G.pt;
-        const std::size_t h0 = static_cast<std::size_t>(std::max(hs, 0L));
-        const std::size_t h1 = static_cast<std::size_t>(std::min(hs + static_cast<long>(G.kh), static_cast<long>(H)));
-        for (std::size_t ow = 0; ow < OW; ++ow) {
-          const long ws = static_cast<long>(ow) * G.sw - G.pl;
-          const std::size_t w0 = static_cast<std::size_t>(std::max(ws, 0L));
-          const std::size_t w1 = static_cast<std::size_t>(std::min(ws + static_cast<long>(G.kw), static_cast<long>(W)));
-          f((n * OH + oh) * OW + ow, n * H, h0, h1, w0, w1);
-        }
+  // Calls f(y_pixel, n * H, h0, h1, w0, w1) for each output pixel of the output rows [r0, r1)
+  // (row n * OH + oh), with the input rows [h0, h1) and columns [w0, w1) of image n that its
+  // window covers, padding left out.
+  auto each_window = [&](std::size_t r0, std::size_t r1, auto&& f) {
+    for (std::size_t row = r0; row < r1; ++row) {
+      const std::size_t n = row / OH, oh = row % OH;
+      const long hs = static_cast<long>(oh) * G.sh - G.pt;
+      const std::size_t h0 = static_cast<std::size_t>(std::max(hs, 0L));
+      const std::size_t h1 = static_cast<std::size_t>(std::min(hs + static_cast<long>(G.kh), static_cast<long>(H)));
+      for (std::size_t ow = 0; ow < OW; ++ow) {
+        const long ws = static_cast<long>(ow) * G.sw - G.pl;
+        const std::size_t w0 = static_cast<std::size_t>(std::max(ws, 0L));
+        const std::size_t w1 = static_cast<std::size_t>(std::min(ws + static_cast<long>(G.kw), static_cast<long>(W)));
+        f(row * OW + ow, n * H, h0, h1, w0, w1);
       }
+    }
   };
   // Windows that tile the input (stride = window, none past the start, every pixel covered):
   // a max pool's gradient then writes each pixel once, with no zeroing pass before.
   const bool tiles = G.sh == static_cast<long>(G.kh) && G.sw == static_cast<long>(G.kw) && G.pt == 0 && G.pl == 0 &&
                      OH * G.kh >= H && OW * G.kw >= W;
   const bool scatter = r.pass == ops::pool_pass::backward && !(r.kind == ops::pool_kind::max && tiles);
-  if (scatter) std::fill(out, out + G.input().elements(), T(0));
+  // The work, in element visits, for Note [parallel threshold].
+  const std::size_t work = G.output().elements() * G.kh * G.kw;
+  // Runs body(r0, r1) over ranges of output rows split across the intra-op threads.
+  auto split = [&](auto&& body) {
+    if (scatter) {
+      core::parallel_for(G.n, work, [&](std::size_t n0, std::size_t n1) {
+        std::fill(out + n0 * H * W * C, out + n1 * H * W * C, T(0));
+        body(n0 * OH, n1 * OH);
+      });
+    } else {
+      core::parallel_for(G.n * OH, work, body);
+    }
+  };
   if (r.kind == ops::pool_kind::avg) {
-    each_window([&](std::size_t yp, std::size_t nh, std::size_t h0, std::size_t h1, std::size_t w0, std::size_t w1) {
-      const T count = static_cast<T>((h1 - h0) * (w1 - w0));
-      if (r.pass == ops::pool_pass::forward) {
-        T* y = out + yp * C;
-        std::fill(y, y + C, T(0));
-        for (std::size_t h = h0; h < h1; ++h)
-          for (std::size_t w = w0; w < w1; ++w) pool_rows::add_into(y, x + ((nh + h) * W + w) * C, C);
-        pool_rows::divide(y, C, count);
-      } else {  // backward: each window's gradient spread evenly over its input elements
-        for (std::size_t h = h0; h < h1; ++h)
-          for (std::size_t w = w0; w < w1; ++w) pool_rows::add_into(out + ((nh + h) * W + w) * C, g + yp * C, C, count);
-      }
+    split([&](std::size_t r0, std::size_t r1) {
+      each_window(r0, r1, [&](std::size_t yp, std::size_t nh, std::size_t h0, std::size_t h1, std::size_t w0, std::size_t w1) {
+        const T count = static_cast<T>((h1 - h0) * (w1 - w0));
+        if (r.pass == ops::pool_pass::forward) {
+          T* y = out + yp * C;
+          std::fill(y, y + C, T(0));
+          for (std::size_t h = h0; h < h1; ++h)
+            for (std::size_t w = w0; w < w1; ++w) pool_rows::add_into(y, x + ((nh + h) * W + w) * C, C);
+          pool_rows::divide(y, C, count);
+        } else {  // backward: each window's gradient spread evenly over its input elements
+          for (std::size_t h = h0; h < h1; ++h)
+            for (std::size_t w = w0; w < w1; ++w) pool_rows::add_into(out + ((nh + h) * W + w) * C, g + yp * C, C, count);
+        }
+      });
     });
     return;
   }
   if (r.pass == ops::pool_pass::forward) {
-    each_window([&](std::size_t yp, std::size_t nh, std::size_t h0, std::size_t h1, std::size_t w0, std::size_t w1) {
-      T* y = out + yp * C;
-      const T* first = x + ((nh + h0) * W + w0) * C;
-      std::copy(first, first + C, y);
-      for (std::size_t h = h0; h < h1; ++h)
-        for (std::size_t w = w0; w < w1; ++w) pool_rows::max_into(y, x + ((nh + h) * W + w) * C, C);
+    split([&](std::size_t r0, std::size_t r1) {
+      each_window(r0, r1, [&](std::size_t yp, std::size_t nh, std::size_t h0, std::size_t h1, std::size_t w0, std::size_t w1) {
+        T* y = out + yp * C;
+        const T* first = x + ((nh + h0) * W + w0) * C;
+        std::copy(first, first + C, y);
+        for (std::size_t h = h0; h < h1; ++h)
+          for (std::size_t w = w0; w < w1; ++w) pool_rows::max_into(y, x + ((nh + h) * W + w) * C, C);
+      });
     });
     return;
   }
   // The gradients: each window's maximum, first in row-major order (Note [max pool ties]), its
   // place kept as the tap's number k in the window (exact in T: windows are small).
-  std::vector<T> best(C), at(C);
-  each_window([&](std::size_t yp, std::size_t nh, std::size_t h0, std::size_t h1, std::size_t w0, std::size_t w1) {
-    const T* first = x + ((nh + h0) * W + w0) * C;
-    std::copy(first, first + C, best.begin());
-    std::fill(at.begin(), at.end(), T(0));
-    std::size_t k = 0;
-    for (std::size_t h = h0; h < h1; ++h)
-      for (std::size_t w = w0; w < w1; ++w, ++k)
-        pool_rows::argmax_step(best.data(), at.data(), x + ((nh + h) * W + w) * C, static_cast<T>(k), C);
-    if (!scatter && r.pass == ops::pool_pass::backward) {
-      k = 0;
+  split([&](std::size_t r0, std::size_t r1) {
+    std::vector<T> best(C), at(C);
+    each_window(r0, r1, [&](std::size_t yp, std::size_t nh, std::size_t h0, std::size_t h1, std::size_t w0, std::size_t w1) {
+      const T* first = x + ((nh + h0) * W + w0) * C;
+      std::copy(first, first + C, best.begin());
+      std::fill(at.begin(), at.end(), T(0));
+      std::size_t k = 0;
       for (std::size_t h = h0; h < h1; ++h)
         for (std::size_t w = w0; w < w1; ++w, ++k)
-          pool_rows::pick(out + ((nh + h) * W + w) * C, at.data(), g + yp * C, static_cast<T>(k), C);
-      return;
-    }
-    const std::size_t wide = w1 - w0;
-    for (std::size_t c = 0; c < C; ++c) {
-      const auto tap = static_cast<std::size_t>(at[c]);
-      const std::size_t i = ((nh + h0 + tap / wide) * W + w0 + tap % wide) * C + c;
-      if (r.pass == ops::pool_pass::backward)
-        out[i] += g[yp * C + c];
-      else
-        out[yp * C + c] = g[i];
-    }
+          pool_rows::argmax_step(best.data(), at.data(), x + ((nh + h) * W + w) * C, static_cast<T>(k), C);
+      if (!scatter && r.pass == ops::pool_pass::backward) {
+        k = 0;
+        for (std::size_t h = h0; h < h1; ++h)
+          for (std::size_t w = w0; w < w1; ++w, ++k)
+            pool_rows::pick(out + ((nh + h) * W + w) * C, at.data(), g + yp * C, static_cast<T>(k), C);
+        return;
+      }
+      const std::size_t wide = w1 - w0;
+      for (std::size_t c = 0; c < C; ++c) {
+        const auto tap = static_cast<std::size_t>(at[c]);
+        const std::size_t i = ((nh + h0 + tap / wide) * W + w0 + tap % wide) * C + c;
+        if (r.pass == ops::pool_pass::backward)
+          out[i] += g[yp * C + c];
+        else
+          out[yp * C + c] = g[i];
+      }
+    });
   });
 }
 
