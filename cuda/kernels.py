@@ -52,8 +52,11 @@ def main(argv):
         "#define FUSEGRAD_DEVICE",
         "#endif",
         "#include <fusegrad/fusegrad.hpp>",
-        "",
     ]
+    # The pools' kernels are defined in eval/device_pool.hpp, which fusegrad.hpp does not include.
+    if any("pool_element" in name for name in launchers):
+        lines.append("#include <fusegrad/eval/device_pool.hpp>")
+    lines.append("")
     lines += ["template " + name + ";" for name in sorted(launchers)]
     text = "\n".join(lines) + "\n"
     # Rewrite only on change, so that a rebuild of the host code that needs no new kernel does

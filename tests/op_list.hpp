@@ -127,6 +127,16 @@ inline std::vector<op_case> differentiable_ops() {
        },
        {{2, 2, 2, 3}, {3}, {3}, {3}, {3}}},
       unary("dropout", [](T x) { return fg::dropout(x, 0.4, 7); }),
+      // Convolutions and pools (eager/conv.hpp, eager/pooling.hpp): boundary ops whose gradients
+      // are boundary ops again. SAME with stride 2 on 6 pads one row after only (cuDNN's path
+      // for uneven padding on a GPU).
+      binary("conv2d", [](T x, T f) { return fg::conv2d(x, f, 2, "SAME"); }, {2, 6, 6, 2}, {3, 3, 2, 3}),
+      binary("conv2d_dilated_valid", [](T x, T f) { return fg::conv2d(x, f, 1, "VALID", 2); }, {1, 6, 5, 2},
+             {2, 2, 2, 2}),
+      binary("conv2d_transpose", [](T x, T f) { return fg::conv2d_transpose(x, f, {1, 6, 6, 2}, 2, "SAME"); },
+             {1, 3, 3, 3}, {3, 3, 2, 3}),
+      {"max_pool2d", [](const inputs& x) { return fg::max_pool2d(x[0], 3, 2, "SAME"); }, {{2, 5, 5, 2}}},
+      {"avg_pool2d", [](const inputs& x) { return fg::avg_pool2d(x[0], 2, 1, "SAME"); }, {{1, 5, 4, 3}}},
   };
   return ops;
 }

@@ -2,8 +2,8 @@
 """Checks the notes of fusegrad's headers: every `Note [name]` cited is defined exactly once, as
 `Note [name]:` at its definition (docs/design.md, "Notes").
 
-Usage: notes.py INCLUDE_DIR
-Prints each note cited but never defined, or defined more than once, and exits 1 when there is one."""
+Usage: notes.py INCLUDE_DIR...
+(the headers' roots: include/ and cuda/include/, which cite each other's notes). Prints each note cited but never defined, or defined more than once, and exits 1 when there is one."""
 import collections
 import pathlib
 import re
@@ -13,14 +13,15 @@ NOTE = re.compile(r"Note \[([^\]]+)\](:?)")
 
 
 def main():
-    root = pathlib.Path(sys.argv[1]).resolve() / "fusegrad"
     defined = collections.defaultdict(list)
     cited = collections.defaultdict(list)
-    for h in sorted(root.rglob("*.hpp")):
-        for i, line in enumerate(h.read_text().split("\n"), 1):
-            for name, colon in NOTE.findall(line):
-                where = f"{h.relative_to(root)}:{i}"
-                (defined if colon else cited)[name].append(where)
+    for arg in sys.argv[1:]:
+        root = pathlib.Path(arg).resolve() / "fusegrad"
+        for h in sorted(root.rglob("*.hpp")):
+            for i, line in enumerate(h.read_text().split("\n"), 1):
+                for name, colon in NOTE.findall(line):
+                    where = f"{h.relative_to(root)}:{i}"
+                    (defined if colon else cited)[name].append(where)
     bad = 0
     for name, places in sorted(cited.items()):
         if name not in defined:

@@ -10,15 +10,11 @@
 /// and the compiled library's one source file that includes eval/host_dnnl.hpp defines them, so
 /// no other unit sees <dnnl.hpp>.
 ///
-/// Note [convolution on a device]: there is no device convolution yet. The conv rules
-/// (ops/conv_rules.hpp) have no `device` member, so the boundary runner (Note [boundary ops],
-/// step 5) hands them host copies of GPU operands and moves the result back, as for every
-/// host-only boundary op, and the device branch below is not reached. A cuDNN implementation
-/// defines device_eval::run_conv (cudnnConvolutionForward / BackwardData / BackwardFilter on
-/// NHWC tensors; cuDNN's NHWC filters are OHWI, so HWIO filters need a transpose or a
-/// cudnnTransformTensor) and gives each conv rule a member
-/// `device(T* out, const tensor<T>& a, const tensor<T>& b)` that calls ops::run_conv with the
-/// operands' device; the runner then skips the copies. Nothing else changes.
+/// Note [convolution on a device]: each conv rule (ops/conv_rules.hpp) has a `device` member
+/// that calls ops::run_conv with its operands' device, so the boundary runner (Note [boundary
+/// ops], step 5) runs a GPU tensor's convolution where it lives: device_eval::run_conv
+/// (eval/device_conv.hpp), cuDNN under CUDA (Note [cudnn convolutions]). Without
+/// FUSEGRAD_DEVICE no GPU tensor exists, and a stand-in that throws takes its place.
 
 #include <algorithm>
 #include <type_traits>
@@ -35,22 +31,23 @@ FG_ENGINES_INLINE void run_conv(const ops::conv_request& r, const float* a, cons
 FG_ENGINES_INLINE void run_conv(const ops::conv_request& r, const double* a, const double* b, double* out);
 }  // namespace fusegrad::host
 
+#if defined(FUSEGRAD_DEVICE)
+#include "device_conv.hpp"
+#else
 namespace fusegrad::device_eval {
-/// The device convolution (Note [convolution on a device]): not written yet.
+/// Stand-in for the device convolution (eval/device_conv.hpp).
 template <class T>
 void run_conv(const ops::conv_request&, const T*, const T*, T*, fg::device d) {
-  throw device_error(fg::core::cat("fg::conv2d on ", d.str(),
-                                   " has no device kernel yet; the conv rules run on host copies "
-                                   "(see Note [convolution on a device], eval/conv.hpp)"));
+  detail::no_backend(d, "fg::conv2d");
 }
 }  // namespace fusegrad::device_eval
+#endif
 
 namespace fusegrad::ops {
 template <class T>
 void run_conv(const conv_request& r, const T* a, const T* b, T* out, fg::device d) {
   static_assert(std::is_same_v<T, float> || std::is_same_v<T, double>,
                 "fusegrad: convolutions run on float or double tensors");
-  if (d.is_gpu()) return device_eval::run_conv(r, a, b, out, d);
   const conv_geometry& g = r.g;
   const fg::shape outs = r.pass == conv_pass::forward         ? g.output()
                          : r.pass == conv_pass::backward_data ? g.input()
@@ -59,9 +56,11 @@ void run_conv(const conv_request& r, const T* a, const T* b, T* out, fg::device 
   const fg::shape bs = r.pass == conv_pass::forward ? g.filter() : g.output();
   if (outs.elements() == 0) return;
   if (as.elements() == 0 || bs.elements() == 0) {  // an empty sum: zeros
-    std::fill(out, out + outs.elements(), T(0));
+    if (d.is_gpu()) device_eval::fill(out, outs.elements(), T(0), d);
+    else std::fill(out, out + outs.elements(), T(0));
     return;
   }
+  if (d.is_gpu()) return device_eval::run_conv(r, a, b, out, d);
   host::run_conv(r, a, b, out);
 }
 }  // namespace fusegrad::ops

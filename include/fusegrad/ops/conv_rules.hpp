@@ -101,9 +101,14 @@ struct conv2d_rule {
     g = plan_conv({}, x, f, p);
     return g.output();
   }
+  /// On the operands' device: the host's kernel, or the device's (Note [convolution on a device]).
   template <class T>
   void host(T* y, const tensor<T>& x, const tensor<T>& f) const {
-    run_conv<T>({conv_pass::forward, g}, x.data(), f.data(), y, fg::device::cpu());
+    run_conv<T>({conv_pass::forward, g}, x.data(), f.data(), y, x.device());
+  }
+  template <class T>
+  void device(T* y, const tensor<T>& x, const tensor<T>& f) const {
+    host(y, x, f);
   }
   template <class T>
   std::array<tensor<T>, 2> saved(const tensor<T>&, const tensor<T>& x, const tensor<T>& f) const {
@@ -138,9 +143,14 @@ struct conv2d_backprop_input_rule {
                ") gives ", g.output(), "; out_backprop must have the forward conv2d's output shape");
     return input_shape;
   }
+  /// On the operands' device: the host's kernel, or the device's (Note [convolution on a device]).
   template <class T>
   void host(T* dx, const tensor<T>& f, const tensor<T>& dy) const {
-    run_conv<T>({conv_pass::backward_data, g}, f.data(), dy.data(), dx, fg::device::cpu());
+    run_conv<T>({conv_pass::backward_data, g}, f.data(), dy.data(), dx, f.device());
+  }
+  template <class T>
+  void device(T* dx, const tensor<T>& f, const tensor<T>& dy) const {
+    host(dx, f, dy);
   }
   template <class T>
   std::array<tensor<T>, 2> saved(const tensor<T>&, const tensor<T>& f, const tensor<T>& dy) const {
@@ -166,9 +176,14 @@ struct conv2d_backprop_filter_rule {
              ") gives ", g.output(), "; out_backprop must have the forward conv2d's output shape");
     return filter_shape;
   }
+  /// On the operands' device: the host's kernel, or the device's (Note [convolution on a device]).
   template <class T>
   void host(T* df, const tensor<T>& x, const tensor<T>& dy) const {
-    run_conv<T>({conv_pass::backward_filter, g}, x.data(), dy.data(), df, fg::device::cpu());
+    run_conv<T>({conv_pass::backward_filter, g}, x.data(), dy.data(), df, x.device());
+  }
+  template <class T>
+  void device(T* df, const tensor<T>& x, const tensor<T>& dy) const {
+    host(df, x, dy);
   }
   template <class T>
   std::array<tensor<T>, 2> saved(const tensor<T>&, const tensor<T>& x, const tensor<T>& dy) const {

@@ -105,9 +105,14 @@ struct max_pool2d_rule {
     g = plan_pool(name, pool_kind::max, x, p);
     return g.output();
   }
+  /// On the operands' device: the host's kernel, or the device's (Note [convolution on a device]).
   template <class T>
   void host(T* y, const tensor<T>& x) const {
-    run_pool<T>({pool_kind::max, pool_pass::forward, g}, x.data(), nullptr, y, fg::device::cpu());
+    run_pool<T>({pool_kind::max, pool_pass::forward, g}, x.data(), nullptr, y, x.device());
+  }
+  template <class T>
+  void device(T* y, const tensor<T>& x) const {
+    host(y, x);
   }
   template <class T>
   tensor<T> saved(const tensor<T>&, const tensor<T>& x) const {
@@ -130,9 +135,14 @@ struct max_pool2d_grad_rule {
     check_pool_gradient(name, "the gradient", dy, g.output(), x);
     return x;
   }
+  /// On the operands' device: the host's kernel, or the device's (Note [convolution on a device]).
   template <class T>
   void host(T* dx, const tensor<T>& dy, const tensor<T>& x) const {
-    run_pool<T>({pool_kind::max, pool_pass::backward, g}, x.data(), dy.data(), dx, fg::device::cpu());
+    run_pool<T>({pool_kind::max, pool_pass::backward, g}, x.data(), dy.data(), dx, dy.device());
+  }
+  template <class T>
+  void device(T* dx, const tensor<T>& dy, const tensor<T>& x) const {
+    host(dx, dy, x);
   }
   template <class T>
   tensor<T> saved(const tensor<T>&, const tensor<T>&, const tensor<T>& x) const {
@@ -155,9 +165,14 @@ struct max_pool2d_grad_grad_rule {
     check_pool_gradient(name, "the gradient", ddx, x, x);
     return g.output();
   }
+  /// On the operands' device: the host's kernel, or the device's (Note [convolution on a device]).
   template <class T>
   void host(T* ddy, const tensor<T>& ddx, const tensor<T>& x) const {
-    run_pool<T>({pool_kind::max, pool_pass::grad_grad, g}, x.data(), ddx.data(), ddy, fg::device::cpu());
+    run_pool<T>({pool_kind::max, pool_pass::grad_grad, g}, x.data(), ddx.data(), ddy, ddx.device());
+  }
+  template <class T>
+  void device(T* ddy, const tensor<T>& ddx, const tensor<T>& x) const {
+    host(ddy, ddx, x);
   }
   template <class T>
   tensor<T> saved(const tensor<T>&, const tensor<T>&, const tensor<T>& x) const {
@@ -190,9 +205,14 @@ struct avg_pool2d_rule {
     g = plan_pool(name, pool_kind::avg, x, p);
     return g.output();
   }
+  /// On the operands' device: the host's kernel, or the device's (Note [convolution on a device]).
   template <class T>
   void host(T* y, const tensor<T>& x) const {
-    run_pool<T>({pool_kind::avg, pool_pass::forward, g}, x.data(), nullptr, y, fg::device::cpu());
+    run_pool<T>({pool_kind::avg, pool_pass::forward, g}, x.data(), nullptr, y, x.device());
+  }
+  template <class T>
+  void device(T* y, const tensor<T>& x) const {
+    host(y, x);
   }
   template <class T>
   std::array<tensor<T>, 1> backward(const tensor<T>& dy, std::span<const bool>) const;
@@ -210,9 +230,14 @@ struct avg_pool2d_grad_rule {
     check_pool_gradient(name, "the gradient", dy, g.output(), input_shape);
     return input_shape;
   }
+  /// On the operands' device: the host's kernel, or the device's (Note [convolution on a device]).
   template <class T>
   void host(T* dx, const tensor<T>& dy) const {
-    run_pool<T>({pool_kind::avg, pool_pass::backward, g}, nullptr, dy.data(), dx, fg::device::cpu());
+    run_pool<T>({pool_kind::avg, pool_pass::backward, g}, nullptr, dy.data(), dx, dy.device());
+  }
+  template <class T>
+  void device(T* dx, const tensor<T>& dy) const {
+    host(dx, dy);
   }
   template <class T>
   std::array<tensor<T>, 1> backward(const tensor<T>& ddx, std::span<const bool>) const {
