@@ -31,7 +31,8 @@ if grep -q "$prefix" "$config" "$pc"; then fail "an installed package file names
 
 lib=$(find "$root" -name 'libfusegrad.so.*.*.*' | head -n 1)
 [ -n "$lib" ] || fail "libfusegrad.so.VERSION not installed"
-objdump -p "$lib" | grep -q 'SONAME *libfusegrad\.so\.0$' || fail "libfusegrad has no soname libfusegrad.so.0"
+headers=$(objdump -p "$lib")  # not piped into grep -q, whose early exit would fail the pipe
+grep -q 'SONAME *libfusegrad\.so\.0$' <<< "$headers" || fail "libfusegrad has no soname libfusegrad.so.0"
 [ -e "$(dirname "$lib")/libfusegrad.so" ] || fail "libfusegrad.so (the link for -lfusegrad) not installed"
 
 # mode_of PROGRAM EXPECTED: runs it, checks the mode it names and whether it loads libfusegrad.
@@ -40,10 +41,12 @@ mode_of() {
   out=$("$1") || { echo "$out"; fail "$1 failed"; }
   echo "$out"
   grep -qx "mode: $2" <<< "$out" || fail "$1 was not built in $2 mode"
+  local libs
+  libs=$(ldd "$1")
   if [ "$2" = package ]; then
-    ldd "$1" | grep -q "libfusegrad.so.0 => $(dirname "$lib")" || fail "$1 does not load the staged libfusegrad"
+    grep -q "libfusegrad.so.0 => $(dirname "$lib")" <<< "$libs" || fail "$1 does not load the staged libfusegrad"
   else
-    ! ldd "$1" | grep -q libfusegrad || fail "$1 (header-only) loads libfusegrad"
+    ! grep -q libfusegrad <<< "$libs" || fail "$1 (header-only) loads libfusegrad"
   fi
 }
 
