@@ -313,6 +313,25 @@ TEST_CASE("sparse_softmax_cross_entropy_with_logits matches TensorFlow, with its
   check_near(grad_of(big, big_logits, fg::ones<float>({3})), {3, 2}, {1.0f, -1.0f, -1.0f, 1.0f, 0.0f, 0.0f});
 }
 
+TEST_CASE("sparse_softmax_cross_entropy_with_logits picks the right class beyond 2^24 classes in float32",
+          "[nn][cross_entropy]") {
+  // Class 2^24 + 1 is not a float32: Note [class indices as logits] compares in int64 there.
+  const std::size_t classes = (std::size_t{1} << 24) + 2;
+  const std::int64_t label = (std::int64_t{1} << 24) + 1;
+  fg::tensor<float> x = fg::zeros<float>({1, classes});
+  x.buffer()->data[label] = 5.f;
+  const fg::tensor<std::int64_t> labels = fg::tensor<std::int64_t>(fg::shape{1}, std::vector<std::int64_t>{label});
+  fg::gradient_tape tape;
+  tape.watch(x);
+  const fg::tensor<float> loss = fg::sparse_softmax_cross_entropy_with_logits(labels, x);
+  const fg::tensor<float> g = tape.gradient(loss, x);
+  const double sum = static_cast<double>(classes - 1) + std::exp(5.0);
+  // The loss is log(sum) - 5 (relative to float32 rounding of a sum over 2^24 terms).
+  CHECK(std::abs(loss.item() - (std::log(sum) - 5.0)) < 1e-3);
+  CHECK(std::abs(g.data()[label] - (std::exp(5.0) / sum - 1)) < 1e-6);
+  CHECK(std::abs(g.data()[label - 1] - 1 / sum) < 1e-9);  // the float32 neighbour of the label gets no -1
+}
+
 TEST_CASE("sparse_softmax_cross_entropy_with_logits names the row and the label of a bad label and records nothing",
           "[nn][cross_entropy][errors]") {
   const ftensor logits = fg::zeros<float>({3, 10});
