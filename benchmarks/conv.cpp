@@ -7,18 +7,25 @@
 //   (fusegrad's own path minus its per-call work), and with format_tag::any, where the
 //   primitives choose blocked layouts, timed with the reorders from and to NHWC/HWIO that an op
 //   on fusegrad's buffers would pay and without them (a network kept in blocked layouts);
-// - fg::max_pool2d and max_pool2d_grad (single-threaded host loops) against oneDNN's max
-//   pooling forward and backward on NHWC (multithreaded, with its workspace).
-// oneDNN runs with its OpenMP threads (OMP_NUM_THREADS, default: every core).
+// - fg::max_pool2d and max_pool2d_grad (fusegrad's loops) against oneDNN's max
+//   pooling forward and backward on NHWC (with its workspace);
+// - the sparse softmax cross-entropy's mean and its gradient with respect to the logits, fused
+//   (fg::sparse_softmax_cross_entropy_with_logits, one recorded op) against the same loss
+//   composed of reduce_logsumexp, one_hot and a sum, both under a tape.
+// Everything runs on `--threads=N` threads (1 by default; 0 for every core): fusegrad's
+// setting, which its oneDNN calls follow, and OpenMP's, which the direct oneDNN calls read.
+// benchmarks/nn_peers.py times the same work in TensorFlow and PyTorch.
 
 #include <benchmark/benchmark.h>
 
 #include <array>
 #include <cstdio>
 #include <dnnl.hpp>
-#include <fusegrad/eager/conv.hpp>
-#include <fusegrad/eager/pooling.hpp>
+#include <omp.h>
 #include <fusegrad/fusegrad.hpp>
+#include <fusegrad/nn.hpp>
+
+#include "chain_input.hpp"
 #include <unordered_map>
 #include <vector>
 
@@ -232,6 +239,41 @@ void onednn_max_pool(benchmark::State& state) {
   state.SetBytesProcessed(state.iterations() * x.size() * sizeof(float) * (with_backward ? 3 : 1));
 }
 
+/// Seeded logits of (batch, classes) and labels in [0, classes).
+struct ce_inputs {
+  fg::tensor<float> logits;
+  fg::tensor<std::int64_t> labels;
+};
+ce_inputs make_ce(benchmark::State& state) {
+  const auto b = static_cast<std::size_t>(state.range(0)), c = static_cast<std::size_t>(state.range(1));
+  return {fg::random::uniform<float>(fg::shape{b, c}, 5, -4.f, 4.f),
+          fg::cast<std::int64_t>(fg::random::uniform<float>(fg::shape{b}, 6, 0.f, static_cast<float>(c) - 0.5f))};
+}
+
+void fusegrad_sparse_ce_fused(benchmark::State& state) {
+  const ce_inputs in = make_ce(state);
+  for (auto _ : state) {
+    fg::gradient_tape tape;
+    tape.watch(in.logits);
+    const fg::tensor<float> loss = fg::reduce_mean(fg::sparse_softmax_cross_entropy_with_logits(in.labels, in.logits));
+    const fg::tensor<float> g = tape.gradient(loss, in.logits);
+    benchmark::DoNotOptimize(g.data());
+  }
+}
+
+void fusegrad_sparse_ce_composed(benchmark::State& state) {
+  const ce_inputs in = make_ce(state);
+  const long classes = state.range(1);
+  for (auto _ : state) {
+    fg::gradient_tape tape;
+    tape.watch(in.logits);
+    const fg::tensor<float> picked = fg::reduce_sum(fg::one_hot<float>(in.labels, classes) * in.logits, -1);
+    const fg::tensor<float> loss = fg::reduce_mean(fg::reduce_logsumexp(in.logits, -1) - picked);
+    const fg::tensor<float> g = tape.gradient(loss, in.logits);
+    benchmark::DoNotOptimize(g.data());
+  }
+}
+
 /// A tiny convolution: what a call costs beyond the arithmetic (runner, cache lookup, oneDNN memory objects).
 void fusegrad_conv_tiny(benchmark::State& state) {
   const fg::tensor<float> x = fg::random::uniform<float>(fg::shape{1, 8, 8, 4}, 1),
@@ -267,4 +309,16 @@ BENCHMARK(fusegrad_conv_tiny)->Unit(benchmark::kMicrosecond);
 
 }  // namespace
 
-BENCHMARK_MAIN();
+BENCHMARK(fusegrad_sparse_ce_fused)->ArgNames({"batch", "classes"})->Args({64, 10})->Args({1024, 1000})
+    ->Unit(benchmark::kMicrosecond);
+BENCHMARK(fusegrad_sparse_ce_composed)->ArgNames({"batch", "classes"})->Args({64, 10})->Args({1024, 1000})
+    ->Unit(benchmark::kMicrosecond);
+
+int main(int argc, char** argv) {
+  omp_set_num_threads(chain_bench::threads_from_args(argc, argv));
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}
