@@ -18,6 +18,7 @@
 #include <type_traits>
 
 #include "../eval/creation.hpp"
+#include "indexing.hpp"
 #include "softmax.hpp"
 
 namespace fusegrad {
@@ -72,45 +73,43 @@ struct softmax_cross_entropy_grad {
 /// Note [class indices as logits]: the sparse cross-entropy's passes over the logits compare
 /// each column's class index with its row's label. Compared as the labels' integer type, the
 /// comparison would give the pass operands of two types, which the host runs element by element
-/// (Note [host simd]); so where every class index is exact in T (2^24 classes for float32, 2^53
-/// for float64), the labels and the class indices are compared as T, and the one-hot enters as
-/// where(label == class, one, 0) with `one` a 0-d tensor: every leaf of T, one SIMD pass (5.7
-/// times faster for the backward pass of 1024 rows of 1000 classes here). Beyond that the
-/// comparison stays in the integer type.
-template <class T, class I>
+/// (Note [host simd]); so the one-hot enters as where(a == b, value, 0) with a and b tensors of
+/// T: where every class index is exact in T (2^24 classes for float32, 2^53 for float64), a is
+/// 0, 1, ..., classes - 1 and b the labels, converted; beyond that, a is one_hot(labels) and b
+/// a 0-d 1. Every leaf is of T, so each pass is one SIMD pass (5.7 times faster for the
+/// backward pass of 1024 rows of 1000 classes here), and both cases share one expression type,
+/// so the passes are compiled once.
+template <class T>
 struct class_match {
-  bool as_t;            ///< compared in T (else in I)
-  tensor<T> classes_t;  ///< 0, 1, ..., classes - 1 and the labels (kept shape) as T, when as_t
-  tensor<T> labels_t;
-  tensor<I> classes_i;  ///< the same in I, when not as_t
-  tensor<I> labels_i;
-  tensor<T> one;        ///< 1 as a 0-d tensor on the logits' device
+  tensor<T> a, b;  ///< compared: one where the label is the column's class
+  tensor<T> one;   ///< 1 as a 0-d tensor on the logits' device
 
-  class_match(const tensor<I>& labels_kept, std::size_t classes, fg::device d)
-      : as_t(classes <= (std::uint64_t{1} << std::numeric_limits<T>::digits)), one(tensor<T>(T(1)).to(d)) {
-    if (as_t) {
-      classes_t = range<T>(static_cast<T>(classes)).to(d);
-      labels_t = dispatch::unrecorded_evaluate(cast<T>(labels_kept), labels_kept.shape(), d);
+  /// labels of the loss's shape and the same viewed in the kept shape (a 1 for the class axis).
+  template <class I>
+  class_match(const tensor<I>& labels, const tensor<I>& labels_kept, std::size_t classes, fg::device d)
+      : one(tensor<T>(T(1)).to(d)) {
+    if (classes <= (std::uint64_t{1} << std::numeric_limits<T>::digits)) {
+      a = range<T>(static_cast<T>(classes)).to(d);
+      b = dispatch::unrecorded_evaluate(cast<T>(labels_kept), labels_kept.shape(), d);
     } else {
-      classes_i = range<I>(static_cast<I>(classes)).to(d);
-      labels_i = labels_kept;
+      a = one_hot<T>(labels, static_cast<long>(classes));
+      b = one;
     }
   }
-  /// f(where(label == class, value, 0)), the comparison in T or in I.
-  template <class V, class F>
-  auto select(const V& value, F&& f) const {
-    if (as_t) return f(where(equal(classes_t, labels_t), value, T(0)));
-    return f(where(equal(classes_i, labels_i), value, T(0)));
+  /// where(label == class, value, 0).
+  template <class V>
+  auto select(const V& value) const {
+    return where(equal(a, b), value, T(0));
   }
 };
 
 /// The backward step of sparse_softmax_cross_entropy_with_logits (Note [cross-entropy
 /// recording]): g * (softmax(x) - one_hot(labels)), the one-hot a comparison fused into the pass
 /// (Note [class indices as logits]).
-template <class T, class I>
+template <class T>
 struct sparse_softmax_cross_entropy_grad {
   tensor<T> x;           ///< logits
-  class_match<T, I> match;
+  class_match<T> match;
   tensor<T> shift, sum;  ///< the forward pass's maximum and sum of exponentials (kept shape)
   fg::shape keep;        ///< the loss's shape with the class axis kept as 1
   axes ax;               ///< the class axis, the last
@@ -118,9 +117,9 @@ struct sparse_softmax_cross_entropy_grad {
     const tensor<T> gk = reshape(g, keep);
     if (recorded_again(std::array{x.id()})) {
       const tensor<T> lse = reduce_logsumexp(x - shift, ax, true);
-      return match.select(match.one, [&](const auto& is_label) { return std::array{tensor<T>(gk * (exp(x - shift - lse) - is_label))}; });
+      return {tensor<T>(gk * (exp(x - shift - lse) - match.select(match.one)))};
     }
-    return match.select(match.one, [&](const auto& is_label) { return std::array{tensor<T>(gk * (exp(x - shift) / sum - is_label))}; });
+    return {tensor<T>(gk * (exp(x - shift) / sum - match.select(match.one)))};
   }
 };
 }  // namespace eager
@@ -198,13 +197,12 @@ tensor<value_type_of<X>> sparse_softmax_cross_entropy_with_logits(const L& label
   const fg::device d = xt.device();
   const axes ax = static_cast<long>(xs.rank() - 1);
   const eager::reduce_plan p = eager::plan_reduce(xs, ax, op);
-  const eager::class_match<T, I> match(eager::viewed_as(lt, p.keep), classes, d);
+  const eager::class_match<T> match(lt, eager::viewed_as(lt, p.keep), classes, d);
   const auto [shift, sum] = eager::shifted_exp_sum(xt, p);
-  const tensor<T> picked =
-      match.select(xt - shift, [&](const auto& e) { return eager::reduce_with<ops::sum_reducer<T>>(e, p, xs, d); });
+  const tensor<T> picked = eager::reduce_with<ops::sum_reducer<T>>(match.select(xt - shift), p, xs, d);
   // TensorFlow's arithmetic: log(sum) - (x[label] - max).
   const tensor<T> loss = eager::viewed_as(dispatch::unrecorded_evaluate(log(sum) - picked, p.keep, d), p.out);
-  using backward = eager::sparse_softmax_cross_entropy_grad<T, I>;
+  using backward = eager::sparse_softmax_cross_entropy_grad<T>;
   autodiff::record_op<T, 1>(op, {xt.id()}, loss, backward{xt, match, shift, sum, p.keep, ax});
   return loss;
 }
