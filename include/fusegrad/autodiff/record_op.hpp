@@ -6,7 +6,6 @@
 #include <array>
 #include <memory>
 
-#include "../core/numerics.hpp"
 #include "tape_state.hpp"
 
 namespace fusegrad::autodiff {
@@ -30,14 +29,11 @@ struct op_entry final : backward_fn {
 
 /// Records an op with inputs of element type T and one output, `out`. `backward(g, needed)` returns
 /// the input gradients (undefined where not needed). Costs nothing when no tape on this thread
-/// tracks an input, and nothing at all for non-floating T.
+/// tracks an input, and nothing at all for non-floating T. Eager ops call it from their epilogue
+/// (Note [eager epilogue]), after the numerics check.
 template <class T, class F>
 void record_op(const char* name, std::span<const tensor_id> inputs, const tensor<T>& out, F&& backward) {
   if constexpr (std::is_floating_point_v<T>) {
-    if (core::checking_numerics()) [[unlikely]]  // Note [numerics checks]
-      if (const core::nonfinite f = core::find_nonfinite(out))
-        throw value_error(core::cat("fg::debugging: '", name, "' produced ", f.words(), " values in a result of shape ",
-                                    out.shape(), " (check_numerics)"));
     if (!recording()) return;
     const tensor_id outs[1] = {out.id()};
     const slot_meta out_meta = meta_of(out);

@@ -20,7 +20,8 @@
 ///    operands live; else `rule.device(out, operands...)` on the operands' device when the rule
 ///    has a device kernel and that device is a GPU; otherwise `rule.host(out, operands...)` over
 ///    host copies, the result moved back to the operands' device;
-/// 6. for a floating R, records one tape entry whose inputs are the first
+/// 6. ends in the op's epilogue (Note [eager epilogue]): the numerics check names the op and its
+///    operands' shapes; then, for a floating R, one tape entry whose inputs are the first
 ///    `Rule::differentiable` operands (all by default; 0 records nothing) and whose backward is
 ///    `rule.backward(g, needed)`, or `rule.backward(g, needed, s)` where the rule keeps
 ///    `s = rule.saved(result, operands...)` (only what its backward reads). A backward is written
@@ -28,22 +29,27 @@
 ///    this floor, so it is recorded in turn and gives gradients of every order.
 /// The rules members: `name` (a string literal: messages and the tape name the op by it),
 /// `shape`, `host` (or `product`), `backward` (unless it differentiates nothing); optionally
-/// `differentiable`, `saved`, `device`, `forwards_operand`. A run-time list of operands of one type (concat) is passed as a
-/// `std::vector<tensor<T>>`; its rules take a vector of shapes and a vector of host operands and
-/// return a vector of gradients (a host kernel only, nothing saved). A new op is one rules struct and its test: the
-/// evaluators and the tape do not change; a new kind of kernel with host and device implementations adds a request
-/// and its dispatch in eval/ (conv2d's ops::run_conv, eval/conv.hpp), which the rule's kernels call.
+/// `differentiable`, `saved`, `device`, `forwards_operand`. One runner serves both kinds of
+/// operands: a pack of tensors of any types, and a run-time list of tensors of one type (concat),
+/// passed as a `std::vector<tensor<T>>`, whose rules take a vector of shapes and a vector of host
+/// operands, return a vector of gradients and differentiate every operand (a host kernel only,
+/// nothing saved). A new op is one rules struct and its test: the evaluators and the tape do not
+/// change; a new kind of kernel with host and device implementations adds a request and its
+/// dispatch in eval/ (conv2d's ops::run_conv, eval/conv.hpp), which the rule's kernels call.
 
 #include <array>
 #include <cstddef>
+#include <functional>
 #include <span>
 #include <tuple>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "../autodiff/record_op.hpp"
 #include "../eval/linalg.hpp"
 #include "../ops/boundary.hpp"
+#include "epilogue.hpp"
 #include "evaluate.hpp"
 #include "reshape.hpp"
 
@@ -53,70 +59,156 @@ inline void check_defined(bool defined, const char* op) {
   FG_CHECK(defined, value_error, "fg::", op, ": an operand is undefined (an unconnected gradient?)");
 }
 
+/// The operands of a boundary op, evaluated: a pack of tensors of any types, or a run-time list
+/// of tensors of one type (concat). The runner reads them through the functions below, so that
+/// one runner serves both.
+template <class... T>
+using pack = std::tuple<const tensor<T>&...>;
+template <class Xs>
+inline constexpr bool is_list = false;
+template <class T>
+inline constexpr bool is_list<std::vector<tensor<T>>> = true;
+
+/// f(x) for each operand.
+template <class... T, class F>
+void each(const pack<T...>& xs, F&& f) {
+  std::apply([&](const auto&... x) { (f(x), ...); }, xs);
+}
+template <class T, class F>
+void each(const std::vector<tensor<T>>& xs, F&& f) {
+  for (const tensor<T>& x : xs) f(x);
+}
+/// f(m(x)...) over a pack; f(std::vector{m(x)...}) over a list, whose rules take vectors.
+template <class... T, class F, class M>
+decltype(auto) spread(const pack<T...>& xs, F&& f, M&& m) {
+  return std::apply([&](const auto&... x) -> decltype(auto) { return f(m(x)...); }, xs);
+}
+template <class T, class F, class M>
+decltype(auto) spread(const std::vector<tensor<T>>& xs, F&& f, M&& m) {
+  std::vector<std::decay_t<decltype(m(std::declval<const tensor<T>&>()))>> v;
+  v.reserve(xs.size());
+  for (const tensor<T>& x : xs) v.push_back(m(x));
+  return f(v);
+}
+/// The device of the first operand (the host for an empty list).
+template <class... T>
+fg::device first_device(const pack<T...>& xs) {
+  return std::get<0>(xs).device();
+}
+template <class T>
+fg::device first_device(const std::vector<tensor<T>>& xs) {
+  return xs.empty() ? fg::device::cpu() : xs[0].device();
+}
+/// The operands' shapes, for messages.
+template <class... T>
+auto shapes_of(const pack<T...>& xs) {
+  return std::apply(
+      [](const auto&... x) { return std::array<std::reference_wrapper<const fg::shape>, sizeof...(T)>{x.shape()...}; }, xs);
+}
+template <class T>
+std::vector<std::reference_wrapper<const fg::shape>> shapes_of(const std::vector<tensor<T>>& xs) {
+  std::vector<std::reference_wrapper<const fg::shape>> v;
+  for (const tensor<T>& x : xs) v.emplace_back(x.shape());
+  return v;
+}
+
 /// What a rules struct has (Note [boundary ops]); named concepts rather than requires-expressions
 /// inside `if constexpr`, which nvcc's front end does not always evaluate over a parameter pack.
+/// A list's rules have a host kernel only and keep nothing.
 template <class Rule>
 concept forwards_operands = requires(const Rule& r) { r.forwards_operand(); };
+template <class Rule, class R, class Xs>
+constexpr bool has_device_kernel = false;
 template <class Rule, class R, class... T>
-concept has_device_kernel = requires(const Rule& r, R* p, const tensor<T>&... x) { r.device(p, x...); };
+  requires requires(const Rule& r, R* p, const tensor<T>&... x) { r.device(p, x...); }
+constexpr bool has_device_kernel<Rule, R, pack<T...>> = true;
 template <class Rule>
 concept asks_product = requires(const Rule& r) { r.product(); };
+template <class Rule, class R, class Xs>
+constexpr bool keeps_saved = false;
 template <class Rule, class R, class... T>
-concept keeps_saved = requires(const Rule& r, const tensor<R>& y, const tensor<T>&... x) { r.saved(y, x...); };
+  requires requires(const Rule& r, const tensor<R>& y, const tensor<T>&... x) { r.saved(y, x...); }
+constexpr bool keeps_saved<Rule, R, pack<T...>> = true;
 
-/// How many leading operands a rule differentiates (Note [boundary ops], step 6).
-template <class Rule>
-constexpr std::size_t differentiable(std::size_t operands) {
+/// How many leading operands of a pack a rule differentiates (Note [boundary ops], step 6).
+template <class Rule, std::size_t operands>
+constexpr std::size_t differentiable() {
   if constexpr (requires { Rule::differentiable; }) return Rule::differentiable;
   else return operands;
 }
+/// The ids of the operands a rule differentiates: the first differentiable<Rule>() of a pack,
+/// every operand of a list.
+template <class Rule, class... T>
+auto input_ids(const pack<T...>& xs) {
+  const std::array<tensor_id, sizeof...(T)> all = std::apply([](const auto&... x) { return std::array{x.id()...}; }, xs);
+  std::array<tensor_id, differentiable<Rule, sizeof...(T)>()> ids;
+  for (std::size_t i = 0; i < ids.size(); ++i) ids[i] = all[i];
+  return ids;
+}
+template <class Rule, class T>
+std::vector<tensor_id> input_ids(const std::vector<tensor<T>>& xs) {
+  std::vector<tensor_id> ids;
+  for (const tensor<T>& x : xs) ids.push_back(x.id());
+  return ids;
+}
+/// Whether the op records a tape entry: a floating-point result, and an operand to differentiate.
+template <class Rule, class R, class Xs>
+constexpr bool records = [] {
+  if constexpr (!std::is_floating_point_v<R>) return false;
+  else if constexpr (is_list<Xs>) return true;
+  else return differentiable<Rule, std::tuple_size_v<Xs>>() > 0;
+}();
 
-/// Steps 1 to 6 of Note [boundary ops] on evaluated operands.
-template <class R, class Rule, class... T>
-tensor<R> run(Rule rule, const tensor<T>&... xs) {
-  (check_defined(xs.defined(), rule.name), ...);
-  const fg::device d = std::get<0>(std::tie(xs...)).device();
-  (dispatch::check_same_device(rule.name, d, xs.device()), ...);
-  const fg::shape out = rule.shape(xs.shape()...);
+inline constexpr auto same = [](const auto& x) -> const auto& { return x; };
+
+/// Step 6: one tape entry over the differentiable operands, whose backward is the rule's.
+template <class Rule, class R, class Xs>
+void record(const Rule& rule, const tensor<R>& y, const Xs& xs) {
+  const auto ids = input_ids<Rule>(xs);
+  const std::span<const tensor_id> inputs(ids.data(), ids.size());
+  if constexpr (keeps_saved<Rule, R, Xs>)
+    autodiff::record_op<R>(rule.name, inputs, y,
+                           [rule, s = spread(xs, [&](const auto&... x) { return rule.saved(y, x...); }, same)](
+                               const tensor<R>& g, std::span<const bool> need) { return rule.backward(g, need, s); });
+  else
+    autodiff::record_op<R>(rule.name, inputs, y,
+                           [rule](const tensor<R>& g, std::span<const bool> need) { return rule.backward(g, need); });
+}
+
+/// Steps 1 to 6 of Note [boundary ops] on evaluated operands xs (a pack or a list).
+template <class R, class Rule, class Xs>
+tensor<R> run(Rule rule, const Xs& xs) {
+  each(xs, [&](const auto& x) { check_defined(x.defined(), rule.name); });
+  const fg::device d = first_device(xs);
+  each(xs, [&](const auto& x) { dispatch::check_same_device(rule.name, d, x.device()); });
+  const fg::shape out = spread(
+      xs, [&](const auto&... s) { return rule.shape(s...); }, [](const auto& x) -> const auto& { return x.shape(); });
   if constexpr (forwards_operands<Rule>)
-    if (rule.forwards_operand()) return reshape(std::get<0>(std::tie(xs...)), out);
+    if (rule.forwards_operand()) return reshape(std::get<0>(xs), out);
   tensor<R> y;
   if constexpr (asks_product<Rule>) {
-    static_assert(sizeof...(T) == 2, "fusegrad: a rule that asks for a product takes two operands");
-    const auto& [a, b] = std::tie(xs...);
+    static_assert(std::tuple_size_v<Xs> == 2, "fusegrad: a rule that asks for a product takes two operands");
+    const auto& [a, b] = xs;
     y = tensor<R>(out, d, rule.name);
     dispatch::run_gemm<R>(rule.product(), a.data(), b.data(), y.buffer()->data, d);
   } else {
-    if constexpr (has_device_kernel<Rule, R, T...>)
+    if constexpr (has_device_kernel<Rule, R, Xs>)
       if (d.is_gpu()) {
         y = tensor<R>(out, d, rule.name);
-        rule.device(y.buffer()->data, xs...);
+        spread(xs, [&](const auto&... x) { rule.device(y.buffer()->data, x...); }, same);
       }
     if (!y.defined()) {
       tensor<R> h(out, fg::device::cpu(), rule.name);
-      rule.host(h.buffer()->data, dispatch::host_operand(xs, rule.name)...);
+      spread(xs, [&](const auto&... x) { rule.host(h.buffer()->data, x...); },
+             [&](const auto& x) { return dispatch::host_operand(x, rule.name); });
       y = h.to(d);
     }
   }
-  if constexpr (std::is_floating_point_v<R>)
-    if (core::checking_numerics()) [[unlikely]]  // Note [numerics checks]
-      core::check_result(rule.name, y, {xs.shape()...});
-  constexpr std::size_t n = differentiable<Rule>(sizeof...(T));
-  if constexpr (std::is_floating_point_v<R> && n > 0) {
-    if (autodiff::recording()) {
-      const std::array<tensor_id, sizeof...(T)> all{xs.id()...};
-      std::array<tensor_id, n> ids;
-      for (std::size_t i = 0; i < n; ++i) ids[i] = all[i];
-      if constexpr (keeps_saved<Rule, R, T...>)
-        autodiff::record_op<R, n>(rule.name, ids, y,
-                                  [rule, s = rule.saved(y, xs...)](const tensor<R>& g, std::span<const bool> need) {
-                                    return rule.backward(g, need, s);
-                                  });
-      else
-        autodiff::record_op<R, n>(rule.name, ids, y,
-                                  [rule](const tensor<R>& g, std::span<const bool> need) { return rule.backward(g, need); });
-    }
-  }
+  epilogue(  // Note [eager epilogue]
+      y, [&](const auto& r, core::nonfinite f) { report_op(rule.name, f, shapes_of(xs), r.shape()); },
+      [&](const auto& r) {
+        if constexpr (records<Rule, R, Xs>) record(rule, r, xs);
+      });
   return y;
 }
 }  // namespace boundary
@@ -127,36 +219,11 @@ namespace fusegrad::ops {
 
 template <class R, class Rule, tensor_like... X>
 tensor<R> run_boundary(Rule rule, const X&... xs) {
-  return eager::boundary::run<R>(std::move(rule), eval(xs)...);
+  return [&](const auto&... ts) { return eager::boundary::run<R>(std::move(rule), std::tie(ts...)); }(eval(xs)...);
 }
 
 template <class R, class Rule, class T>
 tensor<R> run_boundary(Rule rule, const std::vector<tensor<T>>& xs) {
-  std::vector<fg::shape> shapes;
-  std::vector<tensor<T>> hs;
-  for (const auto& x : xs) {
-    eager::boundary::check_defined(x.defined(), rule.name);
-    dispatch::check_same_device(rule.name, xs[0].device(), x.device());
-    shapes.push_back(x.shape());
-  }
-  const fg::shape out = rule.shape(shapes);
-  for (const auto& x : xs) hs.push_back(dispatch::host_operand(x, rule.name));
-  tensor<R> h(out, fg::device::cpu(), rule.name);
-  rule.host(h.buffer()->data, hs);
-  const tensor<R> y = h.to(xs.empty() ? fg::device::cpu() : xs[0].device());
-  if constexpr (std::is_floating_point_v<R>)
-    if (core::checking_numerics()) [[unlikely]]
-      if (const core::nonfinite f = core::find_nonfinite(y))
-        throw value_error(core::cat("fg::debugging: '", rule.name, "' produced ", f.words(), " values from ", xs.size(),
-                                    " operands (in a result of shape ", y.shape(), "; check_numerics)"));
-  if constexpr (std::is_floating_point_v<R>) {
-    if (autodiff::recording()) {
-      std::vector<tensor_id> ids;
-      for (const auto& x : xs) ids.push_back(x.id());
-      autodiff::record_op<R>(rule.name, ids, y,
-                             [rule](const tensor<R>& g, std::span<const bool> need) { return rule.backward(g, need); });
-    }
-  }
-  return y;
+  return eager::boundary::run<R>(std::move(rule), xs);
 }
 }  // namespace fusegrad::ops

@@ -68,13 +68,10 @@ tensor<value_type_of<X>> conv2d_transpose(const X& input, const F& filters, cons
 /// The runs of the convolutions of float32 and float64 tensors (the runner, its recording and
 /// backward), compiled once in libfusegrad in package mode (Note [shared op tables]): P is
 /// `extern` here, empty in src/conv.cpp.
-#define FG_SHARED_CONV(P, T)                                                                                       \
-  P template tensor<T> eager::boundary::run<T, ops::conv2d_rule, T, T>(ops::conv2d_rule, const tensor<T>&,         \
-                                                                       const tensor<T>&);                          \
-  P template tensor<T> eager::boundary::run<T, ops::conv2d_backprop_input_rule, T, T>(                             \
-      ops::conv2d_backprop_input_rule, const tensor<T>&, const tensor<T>&);                                        \
-  P template tensor<T> eager::boundary::run<T, ops::conv2d_backprop_filter_rule, T, T>(                            \
-      ops::conv2d_backprop_filter_rule, const tensor<T>&, const tensor<T>&);
+#define FG_SHARED_CONV(P, T)                                                                                          \
+  P template tensor<T> eager::boundary::run<T>(ops::conv2d_rule, const eager::boundary::pack<T, T>&);                 \
+  P template tensor<T> eager::boundary::run<T>(ops::conv2d_backprop_input_rule, const eager::boundary::pack<T, T>&);  \
+  P template tensor<T> eager::boundary::run<T>(ops::conv2d_backprop_filter_rule, const eager::boundary::pack<T, T>&);
 #if defined(FUSEGRAD_SEPARATE_ENGINES)
 FG_SHARED_CONV(extern, float)
 FG_SHARED_CONV(extern, double)

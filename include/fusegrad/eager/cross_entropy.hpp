@@ -153,8 +153,8 @@ tensor<value_type_of<X>> softmax_cross_entropy_with_logits(const L& labels, cons
   // labels, which is TensorFlow's softmax - labels when each row of labels sums to 1.
   tensor<T> label_sum;
   if (autodiff::recording()) label_sum = eager::reduce_with<ops::sum_reducer<T>>(expr::leaf<T>{zt}, p, xs, d);
-  autodiff::record_op<T, 2>(op, {xt.id(), zt.id()}, loss,
-                            eager::softmax_cross_entropy_grad<T>{xt, zt, shift, sum, log_sum, label_sum, p.keep, ax});
+  eager::epilogue(op, loss, {zt.shape(), xt.shape()}, {xt.id(), zt.id()},
+                  eager::softmax_cross_entropy_grad<T>{xt, zt, shift, sum, log_sum, label_sum, p.keep, ax});
   return loss;
 }
 
@@ -203,7 +203,7 @@ tensor<value_type_of<X>> sparse_softmax_cross_entropy_with_logits(const L& label
   // TensorFlow's arithmetic: log(sum) - (x[label] - max).
   const tensor<T> loss = eager::viewed_as(dispatch::unrecorded_evaluate(log(sum) - picked, p.keep, d), p.out);
   using backward = eager::sparse_softmax_cross_entropy_grad<T>;
-  autodiff::record_op<T, 1>(op, {xt.id()}, loss, backward{xt, match, shift, sum, p.keep, ax});
+  eager::epilogue(op, loss, {lt.shape(), xt.shape()}, {xt.id()}, backward{xt, match, shift, sum, p.keep, ax});
   return loss;
 }
 

@@ -5,7 +5,7 @@
 
 #include <string>
 
-#include "../autodiff/record_op.hpp"
+#include "epilogue.hpp"
 #include "../core/numerics.hpp"
 #include "evaluate.hpp"
 
@@ -23,7 +23,7 @@ tensor<value_type_of<X>> check_numerics(const X& x, const std::string& message) 
   if (const core::nonfinite f = core::find_nonfinite(t))
     throw value_error(core::cat(message, " : Tensor had ", f.words(), " values"));
   tensor<T> y(t.buffer(), t.shape(), core::next_id());
-  autodiff::record_op<T, 1>("check_numerics", {t.id()}, y, [message](const tensor<T>& g, auto) {
+  eager::epilogue("check_numerics", y, {t.shape()}, {t.id()}, [message](const tensor<T>& g, auto) {
     return std::array{check_numerics(g, "Not a number (NaN) or infinity (Inf) values detected in gradient. " + message)};
   });
   return y;

@@ -16,6 +16,7 @@
 #include "../core/numerics.hpp"
 #include "../eval/dispatch.hpp"
 #include "device_backward.hpp"
+#include "epilogue.hpp"
 #include "program_of.hpp"
 #include "saved_derivative.hpp"
 
@@ -233,9 +234,8 @@ void record_fused(const E& e, const fg::shape& iter, const fg::shape& gshape, fg
 }
 
 /// Note [numerics checks]: with fg::debugging::enable_check_numerics on, every floating-point
-/// result is checked for NaN and infinities as it is made: fused evaluations and sums here,
-/// boundary ops in their runner (eager/boundary.hpp), the other recorded ops where they record
-/// (autodiff/record_op.hpp), gradients where gradient() checks what each backward step returns.
+/// result is checked for NaN and infinities as it is made, in each op's epilogue (Note [eager
+/// epilogue]), and gradients where gradient() checks what each backward step returns.
 /// A fused evaluation that made one is replayed op by op from its program (no tape records the
 /// replay), and the error names the first op whose result holds one, with its operands' shapes.
 /// Off, a check costs one relaxed load per evaluation. enable_check_numerics installs the
@@ -281,11 +281,10 @@ inline void report_evaluation(const expr::program& p, std::span<const leaf_ref> 
   for (const leaf_ref& l : leaves) tensors.push_back(tensor_of(l));
   report_nonfinite(p, tensors, literals, out, f, reduction);
 }
-/// Checks the result r of evaluating e (then reduced by `reduction`, if given): Note [numerics checks].
+/// Throws the error for the result r of evaluating e (then reduced by `reduction`, if given),
+/// which holds what f says: Note [numerics checks].
 template <class E, class T>
-void check_evaluation(const E& e, const tensor<T>& r, const char* reduction = nullptr) {
-  const core::nonfinite f = core::find_nonfinite(r);
-  if (!f) return;
+void report_fused(const E& e, const tensor<T>& r, core::nonfinite f, const char* reduction = nullptr) {
   const evaluation_refs<E> refs(e);
   autodiff::engines().report_evaluation(program_of<E>(), refs.leaves, refs.literals(), r.shape(), f, reduction);
 }
@@ -303,11 +302,9 @@ tensor<T> evaluate_to(const E& e, const fg::shape& out) {
   } else {
     dispatch::run_elementwise(e, out, d, r.buffer()->data);
   }
-  if constexpr (std::is_floating_point_v<T>) {
-    if (core::checking_numerics()) [[unlikely]]
-      check_evaluation(e, r);
-    if (autodiff::recording()) record_fused(e, out, out, d, r);
-  }
+  epilogue(  // Note [eager epilogue]
+      r, [&](const auto& y, core::nonfinite f) { report_fused(e, y, f); },
+      [&](const auto& y) { record_fused(e, out, out, d, y); });
   return r;
 }
 
@@ -327,9 +324,9 @@ tensor<T> mean_to(const E& e, const fg::shape& iter, const fg::shape& keep, std:
   tensor<T> r(keep, dev);
   const T n = static_cast<T>(count);
   dispatch::run_reduction<ops::sum_reducer<T>>(e, iter, keep, dev, r.buffer()->data, n);
-  if (core::checking_numerics()) [[unlikely]]
-    check_evaluation(e, r, "reduce_mean");
-  if (autodiff::recording()) record_fused(e / n, iter, keep, dev, r);
+  epilogue(
+      r, [&](const auto& y, core::nonfinite f) { report_fused(e, y, f, "reduce_mean"); },
+      [&](const auto& y) { record_fused(e / n, iter, keep, dev, y); });
   return r;
 }
 
@@ -346,19 +343,18 @@ tensor<T> sum_to(const E& e, const fg::shape& iter, const fg::shape& target) {
       typename ops::sum_reducer<T>::acc sum(0);
       if (tensor<T> dr = sum_saving_derivative(e, iter, &sum); dr.defined()) {
         *r.buffer()->data = static_cast<T>(sum);
-        if (core::checking_numerics()) [[unlikely]]
-          check_evaluation(e, r, "reduce_sum");
-        record_fused(e, iter, keep, dev, r, &dr);
+        // (A derivative is saved only while a tape records.)
+        epilogue(
+            r, [&](const auto& y, core::nonfinite f) { report_fused(e, y, f, "reduce_sum"); },
+            [&](const auto& y) { record_fused(e, iter, keep, dev, y, &dr); });
         return r;
       }
     }
   }
   dispatch::run_reduction<ops::sum_reducer<T>>(e, iter, keep, dev, r.buffer()->data);
-  if constexpr (std::is_floating_point_v<T>) {
-    if (core::checking_numerics()) [[unlikely]]
-      check_evaluation(e, r, "reduce_sum");
-    if (autodiff::recording()) record_fused(e, iter, keep, dev, r);
-  }
+  epilogue(
+      r, [&](const auto& y, core::nonfinite f) { report_fused(e, y, f, "reduce_sum"); },
+      [&](const auto& y) { record_fused(e, iter, keep, dev, y); });
   return r;
 }
 
@@ -405,11 +401,10 @@ inline core::any_tensor service_sum_to(const core::any_tensor& t, const fg::shap
   const fg::shape keep = core::padded_to_rank(s, iter.rank());
   core::any_tensor r =
       on_floating(t, [&](const auto& x) -> core::any_tensor { return autodiff::sum_host_to(x, iter, s); });
-  if (core::checking_numerics()) [[unlikely]]
-    if (const core::nonfinite f = core::find_nonfinite(r))
-      autodiff::engines().report_nonfinite(expr::unit_program(identity_table(t)), std::span(&t, 1), {}, s, f,
-                                           "reduce_sum");
-  if (autodiff::recording()) record_program(expr::unit_program(identity_table(t)), std::span(&t, 1), {}, iter, keep, r);
+  const expr::program& p = expr::unit_program(identity_table(t));
+  epilogue(
+      r, [&](const auto&, core::nonfinite f) { autodiff::engines().report_nonfinite(p, std::span(&t, 1), {}, s, f, "reduce_sum"); },
+      [&](const auto& y) { record_program(p, std::span(&t, 1), {}, iter, keep, y); });
   return r;
 }
 inline core::any_tensor service_broadcast(const core::any_tensor& t, const fg::shape& s) {

@@ -33,9 +33,8 @@ tensor<value_type_of<A>> matmul(const A& a, const B& b, bool transpose_a, bool t
 /// The product of two float32 or float64 tensors, compiled once per program with
 /// FUSEGRAD_SEPARATE_ENGINES (Note [shared op tables]): P is `extern` here, empty in the
 /// engines' source file.
-#define FG_SHARED_MATMUL(P, T)                                                                   \
-  P template tensor<T> eager::boundary::run<T, ops::matmul_rule, T, T>(ops::matmul_rule, const tensor<T>&, \
-                                                                       const tensor<T>&);
+#define FG_SHARED_MATMUL(P, T)                                                                        \
+  P template tensor<T> eager::boundary::run<T>(ops::matmul_rule, const eager::boundary::pack<T, T>&);
 #if defined(FUSEGRAD_SEPARATE_ENGINES)
 FG_SHARED_MATMUL(extern, float)
 FG_SHARED_MATMUL(extern, double)

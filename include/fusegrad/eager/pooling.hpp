@@ -98,14 +98,11 @@ tensor<value_type_of<X>> global_max_pool2d(const X& input, bool keepdims = false
 /// The runs of the pools of float32 and float64 tensors, compiled once in libfusegrad in package
 /// mode (Note [shared op tables]): P is `extern` here, empty in src/pool.cpp.
 #define FG_SHARED_POOL(P, T)                                                                                        \
-  P template tensor<T> eager::boundary::run<T, ops::max_pool2d_rule, T>(ops::max_pool2d_rule, const tensor<T>&);  \
-  P template tensor<T> eager::boundary::run<T, ops::avg_pool2d_rule, T>(ops::avg_pool2d_rule, const tensor<T>&);  \
-  P template tensor<T> eager::boundary::run<T, ops::max_pool2d_grad_rule, T, T>(ops::max_pool2d_grad_rule,        \
-                                                                                const tensor<T>&, const tensor<T>&); \
-  P template tensor<T> eager::boundary::run<T, ops::max_pool2d_grad_grad_rule, T, T>(                              \
-      ops::max_pool2d_grad_grad_rule, const tensor<T>&, const tensor<T>&);                                          \
-  P template tensor<T> eager::boundary::run<T, ops::avg_pool2d_grad_rule, T>(ops::avg_pool2d_grad_rule,            \
-                                                                             const tensor<T>&);
+  P template tensor<T> eager::boundary::run<T>(ops::max_pool2d_rule, const eager::boundary::pack<T>&);              \
+  P template tensor<T> eager::boundary::run<T>(ops::avg_pool2d_rule, const eager::boundary::pack<T>&);              \
+  P template tensor<T> eager::boundary::run<T>(ops::max_pool2d_grad_rule, const eager::boundary::pack<T, T>&);      \
+  P template tensor<T> eager::boundary::run<T>(ops::max_pool2d_grad_grad_rule, const eager::boundary::pack<T, T>&); \
+  P template tensor<T> eager::boundary::run<T>(ops::avg_pool2d_grad_rule, const eager::boundary::pack<T>&);
 #if defined(FUSEGRAD_SEPARATE_ENGINES)
 FG_SHARED_POOL(extern, float)
 FG_SHARED_POOL(extern, double)

@@ -107,7 +107,7 @@ tensor<value_type_of<X>> reduce_mean(const X& x, const axes& ax = {}, bool keepd
     if (p.count == 0) {
       const tensor<T> xt = eval(opnd);
       tensor<T> r = fill<T>(p.keep, std::numeric_limits<T>::quiet_NaN(), xt.device());
-      autodiff::record_op<T, 1>("reduce_mean", {xt.id()}, r, [in = xt.shape()](const tensor<T>& g, auto) {
+      eager::epilogue("reduce_mean", r, {xt.shape()}, {xt.id()}, [in = xt.shape()](const tensor<T>& g, auto) {
         return std::array{fill<T>(in, T(0), g.device())};
       });
       return eager::finish_reduce(r, p, keepdims);
@@ -140,7 +140,7 @@ tensor<value_type_of<X>> reduce_recorded(const X& x, const axes& ax, bool keepdi
       return finish_reduce(reduce_with<R>(opnd, p, opnd.shape(), dispatch::common_device(opnd)), p, keepdims);
   const tensor<T> xt = eval(opnd);
   tensor<T> y = reduce_with<R>(expr::leaf<T>{xt}, p, xt.shape(), xt.device());
-  autodiff::record_op<T, 1>(op, {xt.id()}, y, [xt, y, keep = p.keep, ax, backward](const tensor<T>& g, auto) {
+  eager::epilogue(op, y, {xt.shape()}, {xt.id()}, [xt, y, keep = p.keep, ax, backward](const tensor<T>& g, auto) {
     return std::array{backward(xt, y, reshape(g, keep), ax)};
   });
   return finish_reduce(y, p, keepdims);
@@ -284,7 +284,7 @@ tensor<value_type_of<X>> reduce_logsumexp(const X& x, const axes& ax = {}, bool 
            " (the maximum it subtracts has no identity)");
   tensor<T> shift;
   const tensor<T> r = eager::logsumexp_kept(xt, plan, shift);
-  autodiff::record_op<T, 1>("reduce_logsumexp", {xt.id()}, r, [xt, shift, ax](const tensor<T>& g, auto) {
+  eager::epilogue("reduce_logsumexp", r, {xt.shape()}, {xt.id()}, [xt, shift, ax](const tensor<T>& g, auto) {
     const tensor<T> e = exp(xt - shift);
     return std::array{tensor<T>(g / reduce_sum(e, ax, true) * e)};
   });

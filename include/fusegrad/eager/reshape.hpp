@@ -3,7 +3,7 @@
 
 #include <vector>
 
-#include "../autodiff/record_op.hpp"
+#include "epilogue.hpp"
 #include "evaluate.hpp"
 
 namespace fusegrad {
@@ -38,8 +38,8 @@ tensor<T> reshape(const tensor<T>& x, const fg::shape& s) {
            "fg::reshape: cannot reshape a tensor of shape ", x.shape(), " (", x.size(), " elements) into shape ", s,
            " (", s.elements(), " elements)");
   tensor<T> r(x.buffer(), s, core::next_id());
-  autodiff::record_op<T, 1>("reshape", {x.id()}, r,
-                          [in = x.shape()](const tensor<T>& g, auto) { return std::array{reshape(g, in)}; });
+  eager::epilogue("reshape", r, {x.shape()}, {x.id()},
+                  [in = x.shape()](const tensor<T>& g, auto) { return std::array{reshape(g, in)}; });
   return r;
 }
 /// Reshape with dimensions given as integers, one of which may be -1.

@@ -157,7 +157,7 @@ void evaluate_host_with_derivative(const E& e, const D& de, const fg::shape& out
         run_row_with_derivative(k, dk, m, tmp, dd + c, src + c, pool);
         acc = R::combine(acc, static_cast<A>(host::detail::fold_chunk<R>(tmp, m)));
       }
-      if (partial) partial[b] = R::combine(A(R::identity()), acc);
+      if (partial) partial[b] = acc;
       else *sum = R::combine(*sum, acc);
     }
   });

@@ -54,7 +54,7 @@ tensor<value_type_of<X>> softmax(const X& logits, long axis = -1) {
   const auto [shift, sum] = eager::shifted_exp_sum(xt, p);
   // TensorFlow's arithmetic: exp(x - max) / sum.
   const tensor<T> y = dispatch::unrecorded_evaluate(exp(xt - shift) / sum, xt.shape(), xt.device());
-  autodiff::record_op<T, 1>("softmax", {xt.id()}, y, [y, ax](const tensor<T>& g, auto) {
+  eager::epilogue("softmax", y, {xt.shape()}, {xt.id()}, [y, ax](const tensor<T>& g, auto) {
     return std::array{tensor<T>(y * (g - reduce_sum(g * y, ax, true)))};
   });
   return y;
@@ -76,7 +76,7 @@ tensor<value_type_of<X>> log_softmax(const X& logits, long axis = -1) {
   const tensor<T> log_sum = dispatch::unrecorded_evaluate(log(sum), p.keep, xt.device());
   // TensorFlow's arithmetic: (x - max) - log(sum).
   const tensor<T> y = dispatch::unrecorded_evaluate(xt - shift - log_sum, xt.shape(), xt.device());
-  autodiff::record_op<T, 1>("log_softmax", {xt.id()}, y, [y, ax](const tensor<T>& g, auto) {
+  eager::epilogue("log_softmax", y, {xt.shape()}, {xt.id()}, [y, ax](const tensor<T>& g, auto) {
     return std::array{tensor<T>(g - exp(y) * reduce_sum(g, ax, true))};
   });
   return y;

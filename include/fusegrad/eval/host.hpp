@@ -178,6 +178,14 @@ class row_cursor {
   std::array<index_t, max_rank> idx_{};
 };
 
+/// A copy of kernel k whose leaves start `offset` elements further along the row they point at.
+template <class K>
+K advanced(const K& k, std::size_t offset) {
+  K piece = k;
+  expr::for_each_leaf_kernel(piece, [&](auto& l) { l.ptr += static_cast<index_t>(offset) * l.step; });
+  return piece;
+}
+
 /// Calls f(kernel, unit, row, begin, length) for the units [u0, u1) of sp: row `row` in walking
 /// order, its elements [begin, begin + length), the kernel's leaves pointing there. Moves k's
 /// leaves: each thread walks its own copy.
@@ -196,8 +204,7 @@ void walk_units(K& k, const row_space& sp, std::size_t u0, std::size_t u1, F&& f
     if (begin == 0) {
       f(k, u, r, begin, length);
     } else {
-      K piece = k;
-      expr::for_each_leaf_kernel(piece, [&](auto& l) { l.ptr += static_cast<index_t>(begin) * l.step; });
+      const K piece = advanced(k, begin);
       f(piece, u, r, begin, length);
     }
   }
@@ -235,9 +242,7 @@ void evaluate_host(const E& e, const fg::shape& out, T* dst) {
     return core::parallel_for(units, n, [&](std::size_t u0, std::size_t u1) {
       if (u0 == 0 && u1 == units) return detail::run_row<simd>(k, n, dst);
       const std::size_t begin = u0 * split_align, end = std::min(n, u1 * split_align);
-      auto piece = k;
-      expr::for_each_leaf_kernel(piece, [&](auto& l) { l.ptr += static_cast<index_t>(begin) * l.step; });
-      detail::run_row<simd>(piece, end - begin, dst + begin);
+      detail::run_row<simd>(advanced(k, begin), end - begin, dst + begin);
     });
   }
   const row_space sp(out, false, core::parallel_grain);

@@ -65,9 +65,7 @@ template <bool Simd, class K, class T, class F>
 void chunks_of(const K& k, std::size_t n, T* tmp, F&& f) {
   for (std::size_t c = 0; c < n; c += reduce_chunk) {
     const std::size_t m = std::min(reduce_chunk, n - c);
-    auto kc = k;
-    expr::for_each_leaf_kernel(kc, [&](auto& l) { l.ptr += static_cast<index_t>(c) * l.step; });
-    run_row<Simd>(kc, m, tmp);
+    run_row<Simd>(advanced(k, c), m, tmp);
     f(c, static_cast<const T*>(tmp), m);
   }
 }
@@ -117,9 +115,7 @@ void reduce_host(const E& e, const fg::shape& iter, const fg::shape& keep, A* ds
         cursor.seek(g * rows_per_group);
         for (std::size_t r = 0; r < rows_per_group; ++r) {
           if (r > 0) cursor.next();
-          auto piece = kr;
-          expr::for_each_leaf_kernel(piece, [&](auto& l) { l.ptr += static_cast<index_t>(begin) * l.step; });
-          detail::chunks_of<simd>(piece, m, tmp, [&](std::size_t, const T* v, std::size_t c) {
+          detail::chunks_of<simd>(advanced(kr, begin), m, tmp, [&](std::size_t, const T* v, std::size_t c) {
             for (std::size_t j = 0; j < c; ++j) out[j] = R::combine(out[j], static_cast<A>(v[j]));
           });
         }
