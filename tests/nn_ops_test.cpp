@@ -3,7 +3,7 @@
 // numbers), their errors, dropout's mask, and second derivatives through the cross-entropies.
 #include <catch2/catch.hpp>
 
-#include <fusegrad/nn.hpp>
+#include <fusegrad/eager/nn_ops.hpp>
 
 #include "test_helpers.hpp"
 

@@ -4,7 +4,7 @@
 #pragma once
 
 #include <fusegrad/fusegrad.hpp>
-#include <fusegrad/nn.hpp>
+#include <fusegrad/eager/nn_ops.hpp>
 
 #include <functional>
 #include <string>

@@ -4,7 +4,7 @@
 // 3 threads, on both sides of the size threshold, and values a plain double loop agrees with.
 #include <catch2/catch.hpp>
 #include <fusegrad/fusegrad.hpp>
-#include <fusegrad/nn.hpp>
+#include <fusegrad/eager/nn_ops.hpp>
 
 #include "test_helpers.hpp"
 

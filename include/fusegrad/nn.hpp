@@ -1,16 +1,27 @@
 #pragma once
-/// \file The neural-network umbrella header, tf.nn's ops as free functions in `fg::`:
-/// activations, softmax and the cross-entropies, normalization (moments, batch norm,
-/// l2_normalize), dropout, bias_add, conv2d and the pools. Includes <fusegrad/fusegrad.hpp>.
-/// conv2d runs on oneDNN: a program built header-only that calls it links -ldnnl (package mode
-/// links it through libfusegrad).
+/// \file The neural-network umbrella header: <fusegrad/fusegrad.hpp>, tf.nn's ops and the
+/// training ops as free functions in `fg::` (eager/nn_ops.hpp), and Keras in `fg::nn` (layers,
+/// models found by the walk of nn/model.hpp, initializers, losses, metrics) and
+/// `fg::optimizers`. conv2d runs on oneDNN: a program built header-only that calls it links
+/// -ldnnl (package mode links it through libfusegrad).
 
 #include "fusegrad.hpp"
-#include "eager/activations.hpp"
-#include "eager/bias_add.hpp"
-#include "eager/softmax.hpp"
-#include "eager/cross_entropy.hpp"
-#include "eager/normalization.hpp"
-#include "eager/dropout.hpp"
-#include "eager/conv.hpp"
-#include "eager/pooling.hpp"
+#include "eager/nn_ops.hpp"
+#include "nn/activations.hpp"
+#include "nn/batch_normalization.hpp"
+#include "nn/conv2d.hpp"
+#include "nn/dense.hpp"
+#include "nn/dropout.hpp"
+#include "nn/initializers.hpp"
+#include "nn/layer.hpp"
+#include "nn/losses.hpp"
+#include "nn/metrics.hpp"
+#include "nn/model.hpp"
+#include "nn/optimizers/adagrad.hpp"
+#include "nn/optimizers/adam.hpp"
+#include "nn/optimizers/rmsprop.hpp"
+#include "nn/optimizers/schedules.hpp"
+#include "nn/optimizers/sgd.hpp"
+#include "nn/pooling.hpp"
+#include "nn/reshape.hpp"
+#include "nn/sequential.hpp"

@@ -160,6 +160,30 @@ PROGRAMS = {
     "fusegrad/eager/boundary.hpp": ([], "struct twice {  // a boundary op given by its rules: 2x of a one-element tensor\n  const char* name = \"twice\";\n  fg::shape shape(const fg::shape& s) { return s; }\n  void host(float* out, const fg::tensor<float>& x) const { out[0] = 2.f * x.data()[0]; }\n  std::array<fg::tensor<float>, 1> backward(const fg::tensor<float>& g, std::span<const bool>) const { return {g}; }\n};\n"
                                    "try { fusegrad::ops::run_boundary<float>(twice{}, fg::tensor<float>()); } catch (const fg::value_error&) { ok = true; }\n"
                                    "ok = ok && fusegrad::ops::run_boundary<float>(twice{}, fg::tensor<float>(3.f) + 1.f).item() == 8.f;"),
+    "fusegrad/eager/epilogue.hpp": ([EAGER, "fusegrad/autodiff/gradient_tape.hpp"],
+                                   "fg::tensor<float> x = 3.f, y = 6.f;  // y: 2x, made by hand\n"
+                                   "fg::gradient_tape t; t.watch(x);\n"
+                                   "fusegrad::eager::epilogue(\"twice\", y, {x.shape()}, {x.id()}, [](const fg::tensor<float>& g, auto) {\n"
+                                   "  return std::array{fg::tensor<float>(g * 2.f)};\n"
+                                   "});\n"
+                                   "bool reported = false, recorded = false;\n"
+                                   "fusegrad::eager::epilogue(fg::tensor<int>{1}, [&](auto&&...) { reported = true; }, [&](auto&&) { recorded = true; });\n"
+                                   "ok = t.gradient(y, x).item() == 2.f && !reported && !recorded;"),
+    "fusegrad/eager/training.hpp": ([], "fg::variable<float> w(fg::tensor<float>{1.f, 2.f}, \"w\");\n"
+                                   "fg::apply_gradient_descent(w, 0.5, fg::tensor<float>{2.f, -2.f});\n"
+                                   "ok = w.peek().data()[0] == 0.f && w.peek().data()[1] == 3.f;"),
+    "fusegrad/eager/nn_ops.hpp": ([], "ok = fg::tensor<float>(fg::relu6(fg::tensor<float>(7.f))).item() == 6.f;"),
+    "fusegrad/nn/dense.hpp": ([], "fusegrad::nn::dense d(2, {.activation = \"relu\", .kernel_initializer = fusegrad::nn::initializers::constant(1.0)});\n"
+                              "ok = d(fg::tensor<float>{{1.f, -3.f}}).data()[0] == 0.f && d.count_params() == 6;"),
+    "fusegrad/nn/model.hpp": ([], "std::vector<fg::variable<float>> m{{fg::tensor<float>{1.f}, \"w\"}, {fg::tensor<float>{2.f}, \"u\"}};\n"
+                              "const auto vars = fusegrad::nn::named_variables(m);  // a vector of variables is a model\n"
+                              "ok = vars.size() == 2 && vars[1].name == \"1\" && fusegrad::nn::trainable_variables(m).size() == 2;"),
+    "fusegrad/nn/losses.hpp": ([], "ok = fusegrad::nn::losses::mean_squared_error()(fg::tensor<float>{{1.f, 2.f}}, fg::tensor<float>{{2.f, 4.f}}).item() == 2.5f;"),
+    "fusegrad/nn/metrics.hpp": ([], "fusegrad::nn::metrics::mean m;\nm(0.0);\nok = m(5.0).item() == 2.5f;"),
+    "fusegrad/nn/optimizers/adam.hpp": ([], "fg::variable<float> w(fg::tensor<float>{1.f}, \"w\");\n"
+                                        "fusegrad::optimizers::adam opt({.learning_rate = 0.1});\n"
+                                        "opt.apply_gradients(std::vector{fg::tensor<float>{1.f}}, std::vector{w});\n"
+                                        "ok = std::abs(w.peek().item() - 0.9f) < 1e-5f && opt.variables().size() == 3;"),
     "fusegrad/eager/engines.hpp": ([], "fusegrad::autodiff::install_entry_engines();\n"
                                   "ok = fusegrad::autodiff::engines().fused != nullptr && fusegrad::autodiff::engines().services != nullptr;"),
     "fusegrad/eager/reshape.hpp": ([], "ok = fg::reshape(fg::tensor<int>{1, 2, 3, 4}, {2, -1}).shape() == fg::shape{2, 2};"),

@@ -1,0 +1,60 @@
+#pragma once
+/// \file Keras' activations by name, for layers' `activation` option: "linear" (or ""), "relu",
+/// "sigmoid", "tanh", "softmax", "log_softmax", "elu", "selu", "gelu", "silu" and "swish",
+/// "softplus", "softsign", "relu6", "leaky_relu", "hard_sigmoid", "exponential". An activation
+/// applied to an expression (a layer's product plus its bias) fuses with it into one pass
+/// forward and one backward; softmax and log_softmax, reductions, evaluate it first.
+
+#include <string>
+
+#include "../eager/activations.hpp"
+#include "../eager/evaluate.hpp"
+#include "../eager/softmax.hpp"
+#include "../ops/unary.hpp"
+
+namespace fusegrad::nn::activations {
+
+enum class kind { linear, relu, sigmoid, tanh, softmax, log_softmax, elu, selu, gelu, silu, softplus, softsign, relu6,
+                  leaky_relu, hard_sigmoid, exponential };
+
+/// The activation Keras names `name`; an unknown name is an error that lists the known ones,
+/// naming `who` (the layer).
+inline kind by_name(const std::string& name, const std::string& who) {
+  static const std::pair<const char*, kind> known[] = {
+      {"", kind::linear},           {"linear", kind::linear},       {"relu", kind::relu},
+      {"sigmoid", kind::sigmoid},   {"tanh", kind::tanh},           {"softmax", kind::softmax},
+      {"log_softmax", kind::log_softmax}, {"elu", kind::elu},        {"selu", kind::selu},
+      {"gelu", kind::gelu},         {"silu", kind::silu},           {"swish", kind::silu},
+      {"softplus", kind::softplus}, {"softsign", kind::softsign},   {"relu6", kind::relu6},
+      {"leaky_relu", kind::leaky_relu}, {"hard_sigmoid", kind::hard_sigmoid}, {"exponential", kind::exponential}};
+  for (const auto& [n, k] : known)
+    if (name == n) return k;
+  throw value_error("fg::nn::" + who + ": unknown activation '" + name +
+                    "'; Keras' names: linear, relu, sigmoid, tanh, softmax, log_softmax, elu, selu, gelu, silu, "
+                    "swish, softplus, softsign, relu6, leaky_relu, hard_sigmoid, exponential");
+}
+
+/// Activation k applied to x (a tensor or an expression), evaluated in one pass with x.
+template <class X, class T = value_type_of<X>>
+tensor<T> apply(kind k, const X& x) {
+  switch (k) {
+    case kind::linear: return tensor<T>(x);
+    case kind::relu: return tensor<T>(relu(x));
+    case kind::sigmoid: return tensor<T>(sigmoid(x));
+    case kind::tanh: return tensor<T>(fusegrad::tanh(x));
+    case kind::softmax: return softmax(tensor<T>(x));
+    case kind::log_softmax: return log_softmax(tensor<T>(x));
+    case kind::elu: return tensor<T>(elu(x));
+    case kind::selu: return tensor<T>(selu(x));
+    case kind::gelu: return gelu(tensor<T>(x));
+    case kind::silu: return tensor<T>(silu(x));
+    case kind::softplus: return tensor<T>(softplus(x));
+    case kind::softsign: return tensor<T>(softsign(x));
+    case kind::relu6: return tensor<T>(relu6(x));
+    case kind::leaky_relu: return tensor<T>(leaky_relu(x));
+    case kind::hard_sigmoid: return tensor<T>(hard_sigmoid(x));
+    case kind::exponential: return tensor<T>(fusegrad::exp(x));
+  }
+  return tensor<T>(x);
+}
+}  // namespace fusegrad::nn::activations

@@ -1,0 +1,152 @@
+#pragma once
+/// \file fg::nn::sequential: Keras' Sequential, layers applied in order (given in braces or
+/// added with add). Each layer is held as a handle, so the layers given and the sequential share
+/// their variables; within the sequential a layer is named by Keras' rule, its own name made
+/// unique by a suffix ("dense", "dense_1", ...), and its variables by that name ("dense_1/kernel").
+/// A sequential is itself a layer, so it nests. summary() prints TensorFlow 2's table.
+
+#include <cstdio>
+#include <initializer_list>
+#include <memory>
+#include <ostream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "layer.hpp"
+
+namespace fusegrad::nn {
+
+class sequential : public layer_of<sequential> {
+ public:
+  sequential() : layer_of("sequential"), seq_(std::make_shared<state>()) {}
+  /// The layers, in order: any of fg::nn's layers, as values (a copy is the same layer).
+  template <layer_type... L>
+  explicit sequential(const L&... layers) : sequential() {
+    (add(layers), ...);
+  }
+  std::string type_name() const override { return "Sequential"; }
+
+  /// Appends a layer (the same layer: it shares its variables with the one given).
+  template <layer_type L>
+  sequential& add(const L& l) {
+    std::string name = l.name();
+    int suffix = 0;
+    auto taken = [&](const std::string& n) {
+      for (const std::string& m : seq_->names)
+        if (m == n) return true;
+      return false;
+    };
+    while (taken(name)) name = l.name() + "_" + std::to_string(++suffix);
+    seq_->layers.push_back(l.clone());
+    seq_->names.push_back(std::move(name));
+    return *this;
+  }
+  /// The layers and their names within the sequential.
+  std::size_t size() const noexcept { return seq_->layers.size(); }
+  layer& operator[](std::size_t i) const { return *seq_->layers.at(i); }
+  const std::string& layer_name(std::size_t i) const { return seq_->names.at(i); }
+
+  template <class T>
+  tensor<T> forward(const tensor<T>& x, bool training) {
+    tensor<T> y = x;
+    for (const auto& l : seq_->layers) y = l->call(y, training);
+    return y;
+  }
+  /// Every layer's variables, named by the layer ("dense_1/kernel"), in order.
+  std::vector<named_variable> weights() const override {
+    std::vector<named_variable> out;
+    for (std::size_t i = 0; i < seq_->layers.size(); ++i)
+      for (const named_variable& w : seq_->layers[i]->weights()) out.push_back({seq_->names[i] + "/" + w.name, w.value});
+    return out;
+  }
+
+  /// TensorFlow 2's summary table: each layer's name and type, output shape (the batch axis as
+  /// None) and parameter count, then the totals. The output shapes are those of the last call.
+  void summary(std::ostream& os) const {
+    const int w0 = 31, w1 = 22, w2 = 13;
+    auto rule = [&](const char* l, const char* m, const char* r, const char* fill) {
+      std::string s = l;
+      for (int i = 0; i < w0 + 2; ++i) s += fill;
+      s += m;
+      for (int i = 0; i < w1 + 2; ++i) s += fill;
+      s += m;
+      for (int i = 0; i < w2 + 2; ++i) s += fill;
+      return s + r + "\n";
+    };
+    auto pad = [](const std::string& s, int w, bool right) {
+      const std::string gap(s.size() < static_cast<std::size_t>(w) ? w - s.size() : 0, ' ');
+      return right ? gap + s : s + gap;
+    };
+    auto row = [&](const char* bar, const std::string& a, const std::string& b, const std::string& c) {
+      return std::string(bar) + " " + pad(a, w0, false) + " " + bar + " " + pad(b, w1, false) + " " + bar + " " +
+             pad(c, w2, true) + " " + bar + "\n";
+    };
+    os << "Model: \"" << name() << "\"\n";
+    os << rule("┏", "┳", "┓", "━") << row("┃", "Layer (type)", "Output Shape", "Param #") << rule("┡", "╇", "┩", "━");
+    std::size_t total = 0, trainable = 0, bytes_total = 0, bytes_trainable = 0;
+    for (std::size_t i = 0; i < seq_->layers.size(); ++i) {
+      const layer& l = *seq_->layers[i];
+      const std::string label = seq_->names[i] + " (" + l.type_name() + ")";
+      const std::size_t params = l.count_params();
+      const std::string shape = batch_free(l.output_shape());
+      if (label.size() <= static_cast<std::size_t>(w0)) {
+        os << row("│", label, shape, grouped(params));
+      } else {
+        os << row("│", seq_->names[i], shape, grouped(params)) << row("│", "(" + l.type_name() + ")", "", "");
+      }
+      os << (i + 1 < seq_->layers.size() ? rule("├", "┼", "┤", "─") : rule("└", "┴", "┘", "─"));
+      for (const named_variable& v : l.weights()) {
+        const std::size_t n = v.shape().elements(), b = n * (std::holds_alternative<variable<float>>(v.value) ? 4 : 8);
+        total += n;
+        bytes_total += b;
+        if (v.trainable()) {
+          trainable += n;
+          bytes_trainable += b;
+        }
+      }
+    }
+    if (seq_->layers.empty()) os << rule("└", "┴", "┘", "─");
+    os << " Total params: " << grouped(total) << " (" << memory(bytes_total) << ")\n";
+    os << " Trainable params: " << grouped(trainable) << " (" << memory(bytes_trainable) << ")\n";
+    os << " Non-trainable params: " << grouped(total - trainable) << " (" << memory(bytes_total - bytes_trainable)
+       << ")\n";
+  }
+  /// summary() as a string.
+  std::string summary() const {
+    std::ostringstream os;
+    summary(os);
+    return os.str();
+  }
+
+ private:
+  struct state {
+    std::vector<std::unique_ptr<layer>> layers;
+    std::vector<std::string> names;
+  };
+  static std::string grouped(std::size_t n) {
+    std::string s = std::to_string(n);
+    for (int i = static_cast<int>(s.size()) - 3; i > 0; i -= 3) s.insert(static_cast<std::size_t>(i), ",");
+    return s;
+  }
+  static std::string memory(std::size_t bytes) {
+    const char* units[] = {"B", "KB", "MB", "GB", "TB"};
+    double v = static_cast<double>(bytes);
+    int u = 0;
+    while (v >= 1024 && u < 4) {
+      v /= 1024;
+      ++u;
+    }
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.2f %s", v, units[u]);
+    return buf;
+  }
+  static std::string batch_free(const fg::shape& s) {
+    if (s.rank() == 0) return "?";
+    std::string out = "(None";
+    for (std::size_t d = 1; d < s.rank(); ++d) out += ", " + std::to_string(s[d]);
+    return out + (s.rank() == 1 ? ",)" : ")");
+  }
+  std::shared_ptr<state> seq_;
+};
+}  // namespace fusegrad::nn
