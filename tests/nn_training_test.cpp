@@ -562,7 +562,7 @@ TEST_CASE("sequential: Keras' names, shared layers, summary() as Keras prints it
                                           "sequential/dense_2/kernel", "sequential/dense_2/bias"});
   CHECK(first.built());  // the sequential holds the same layer
   // TensorFlow 2.21's model.summary() for the same model (tests/reference/keras_training.py).
-  CHECK(model.summary() ==
+  CHECK(model.summary_text() ==
         "Model: \"sequential\"\n"
         "┏━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━┳━━━━━━━━━━━━━━━━━━━━━━━━┳━━━━━━━━━━━━━━━┓\n"
         "┃ Layer (type)                    ┃ Output Shape           ┃       Param # ┃\n"
@@ -580,7 +580,7 @@ TEST_CASE("sequential: Keras' names, shared layers, summary() as Keras prints it
   nn::sequential cnn{nn::conv2d(16, 3, {.activation = "relu"}), nn::conv2d(16, 3, {.activation = "relu"}),
                      nn::global_average_pooling2d(), nn::dense(10)};
   (void)cnn(fg::zeros<float>({1, 28, 28, 1}));
-  CHECK(cnn.summary() ==
+  CHECK(cnn.summary_text() ==
         "Model: \"sequential\"\n"
         "┏━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━┳━━━━━━━━━━━━━━━━━━━━━━━━┳━━━━━━━━━━━━━━━┓\n"
         "┃ Layer (type)                    ┃ Output Shape           ┃       Param # ┃\n"
@@ -660,4 +660,133 @@ TEST_CASE("batch_normalization: batch statistics in training, moving ones in inf
       {fg::tensor<double>{{0.3, -1.0}, {1.4, 0.2}, {-0.5, 0.9}}});
   CHECK(r.max_error < 1e-6);
   CHECK_THROWS_WITH(bn(fg::tensor<double>{{1.0, 2.0, 3.0}}), Catch::Contains("has 3 channels on its last axis"));
+}
+
+namespace {
+// A synthetic two-class problem: the class is whether a fixed direction's projection is positive.
+struct two_classes {
+  fg::tensor<float> x;
+  fg::tensor<std::int64_t> y;
+};
+two_classes make_two_classes(std::size_t n, std::uint64_t seed) {
+  const fg::tensor<float> x = fg::random::normal<float>({n, 6}, seed);
+  const fg::tensor<float> w = {{1.f}, {-2.f}, {0.5f}, {1.5f}, {-1.f}, {0.25f}};
+  return {x, fg::cast<std::int64_t>(fg::reshape(fg::matmul(x, w), {static_cast<long>(n)}) > 0.f)};
+}
+struct small_net {
+  fg::nn::dense hidden{16, {.activation = "tanh"}}, out{2};
+  fg::tensor<float> operator()(const fg::tensor<float>& x, bool training = false) { return out(hidden(x, training)); }
+};
+}  // namespace
+BOOST_HANA_ADAPT_STRUCT(small_net, hidden, out);
+
+TEST_CASE("fit: a Sequential classifier trained with compile/fit, validation and early stopping", "[fit]") {
+  namespace nn = fg::nn;
+  fg::random::set_seed(4);
+  const two_classes d = make_two_classes(512, 5);
+  nn::sequential model{nn::dense(16, {.activation = "relu"}), nn::dense(2)};
+  model.compile({.optimizer = fg::optimizers::adam({.learning_rate = 0.02}),
+                 .loss = nn::losses::sparse_categorical_crossentropy({.from_logits = true}),
+                 .metrics = {"accuracy"}});
+  auto stop = std::make_shared<nn::callbacks::early_stopping>(
+      nn::callbacks::early_stopping_options{.monitor = "val_accuracy", .patience = 2});
+  std::ostringstream progress;
+  const nn::history h = model.fit(d.x, d.y, {.batch_size = 32, .epochs = 30, .verbose = 2, .validation_split = 0.25,
+                                             .callbacks = {stop}, .seed = 1, .output = &progress});
+  REQUIRE(h["loss"].size() == h.epochs.size());
+  CHECK(h["loss"].back() < h["loss"].front());
+  CHECK(h["val_accuracy"].back() >= 0.95);
+  CHECK(h.values.count("accuracy") == 1);
+  CHECK(h.values.count("val_loss") == 1);
+  if (stop->stopped_epoch() >= 0) CHECK(h.epochs.size() == static_cast<std::size_t>(stop->stopped_epoch() + 1));
+  // One line per epoch off a terminal: "Epoch 1/30", then "12/12 - 0s - 1ms/step - accuracy: ...".
+  const std::string text = progress.str();
+  CHECK(text.rfind("Epoch 1/30\n12/12 - ", 0) == 0);
+  CHECK(text.find(" - loss: ") != std::string::npos);
+  CHECK(text.find(" - val_accuracy: ") != std::string::npos);
+
+  const fg::nn::logs e = model.evaluate(d.x, d.y);
+  CHECK(e.at("accuracy") >= 0.95);
+  const fg::tensor<float> p = model.predict(d.x, {.batch_size = 100});
+  CHECK(p.shape() == fg::shape{512, 2});
+  // predict's batches give what one call gives.
+  const fg::tensor<float> whole = model(d.x);
+  for (std::size_t i = 0; i < p.size(); ++i) CHECK(p.data()[i] == Approx(whole.data()[i]).epsilon(1e-5).margin(1e-6));
+}
+
+TEST_CASE("fit: nn::model gives a plain struct Keras' methods; callbacks; errors", "[fit]") {
+  namespace nn = fg::nn;
+  const two_classes d = make_two_classes(256, 9);
+  nn::model<small_net> m;
+  m.compile({.optimizer = fg::optimizers::sgd({.learning_rate = 0.3, .momentum = 0.9}),
+             .loss = nn::losses::sparse_categorical_crossentropy({.from_logits = true}),
+             .metrics = {"accuracy"}});
+  std::vector<int> begun;
+  std::int64_t batches = 0;
+  double rate_seen = 0;
+  const nn::history h = m.fit(
+      d.x, d.y,
+      {.batch_size = 64, .epochs = 6, .verbose = 0,
+       .callbacks = {nn::callbacks::lambda_callback({.on_epoch_begin = [&](int e, const nn::logs&) { begun.push_back(e); },
+                                                     .on_batch_end = [&](std::int64_t, const nn::logs&) { ++batches; }}),
+                     nn::callbacks::learning_rate_scheduler([&](int epoch, double lr) {
+                       rate_seen = lr;
+                       return epoch < 3 ? 0.3 : 0.1;
+                     })}});
+  CHECK(begun == std::vector<int>{0, 1, 2, 3, 4, 5});
+  CHECK(batches == 6 * 4);
+  CHECK(rate_seen == Approx(0.1));  // the rate set for epochs 3 to 5
+  CHECK(h["accuracy"].back() > 0.9);
+  CHECK(nn::trainable_variables(m).size() == 4);
+  CHECK(nn::named_variables(m)[0].name == "hidden/kernel");
+
+  // Errors: before compile, mismatched lengths, an unknown metric.
+  nn::model<small_net> raw;
+  CHECK_THROWS_WITH(raw.fit(d.x, d.y), Catch::Contains("not compiled; call compile() first"));
+  CHECK_THROWS_WITH(m.fit(d.x, fg::tensor<std::int64_t>{1, 0}), Catch::Contains("x has 256 samples (shape (256, 6)) but y has 2"));
+  CHECK_THROWS_WITH(raw.compile({.optimizer = fg::optimizers::sgd(),
+                                 .loss = nn::losses::mean_squared_error(),
+                                 .metrics = {"precision"}}),
+                    Catch::Contains("unknown metric 'precision'"));
+
+  // An exception from a callback midway leaves the variables as the last completed step left them.
+  const auto before = values(std::get<fg::variable<float>>(nn::named_variables(m)[0].value).peek());
+  std::vector<float> after_first;
+  CHECK_THROWS_WITH(
+      m.fit(d.x, d.y,
+            {.batch_size = 64, .epochs = 1, .verbose = 0,
+             .callbacks = {nn::callbacks::lambda_callback({.on_batch_end = [&](std::int64_t b, const nn::logs&) {
+               if (b == 0) after_first = values(std::get<fg::variable<float>>(nn::named_variables(m)[0].value).peek());
+               if (b == 1) throw std::runtime_error("stop here");
+             }})}}),
+      Catch::Contains("stop here"));
+  const auto now = values(std::get<fg::variable<float>>(nn::named_variables(m)[0].value).peek());
+  CHECK(now != before);  // two steps ran ...
+  CHECK(now != after_first);  // ... the second completed before the callback threw
+}
+
+TEST_CASE("progress logger: TensorFlow 2's bar with a fake clock", "[fit]") {
+  namespace nn = fg::nn;
+  std::ostringstream os;
+  double now = 0;
+  nn::callbacks::progress_logger bar(1, true, os, [&] { return now; });
+  nn::callbacks::training_context ctx;
+  ctx.epochs = 2;
+  ctx.steps = 4;
+  bar.attach(&ctx);
+  bar.on_epoch_begin(0, {});
+  now = 0.5;
+  bar.on_batch_end(0, {{"loss", 0.5}});
+  now = 0.52;  // within 0.05 s of the last draw: not redrawn
+  bar.on_batch_end(1, {{"loss", 0.4}});
+  now = 1.0;
+  bar.on_batch_end(2, {{"loss", 0.3}});
+  now = 2.0;
+  bar.on_batch_end(3, {{"loss", 0.25}});
+  bar.on_epoch_end(0, {{"loss", 0.25}, {"accuracy", 0.875}});
+  CHECK(os.str() == "Epoch 1/2\n"
+                    "\r1/4 [======>.......................] - ETA: 1s - loss: 0.5000"
+                    "\r3/4 [=====================>........] - ETA: 0s - loss: 0.3000"
+                    "\r4/4 [==============================] - 2s 500ms/step - accuracy: 0.8750 - loss: 0.2500\n");
+  CHECK(bar.bar(0) == "0/4 [..............................]");
 }

@@ -269,6 +269,7 @@ class categorical_crossentropy : public loss_object<impl::cce_fn> {
 /// Keras' SparseCategoricalCrossentropy.
 class sparse_categorical_crossentropy : public loss_object<impl::scce_fn> {
  public:
+  static constexpr bool takes_class_indices = true;  ///< its targets are class indices
   explicit sparse_categorical_crossentropy(sparse_crossentropy_options o = {})
       : loss_object("sparse_categorical_crossentropy", o.reduction, {o.from_logits}) {}
 };

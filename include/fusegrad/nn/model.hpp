@@ -72,6 +72,8 @@ struct walker {
       for (const named_variable& w : m.weights()) add(join(path.empty() ? m.name() : path, w.name), w.value);
     } else if constexpr (is_variable<M>::value) {
       if constexpr (std::is_floating_point_v<typename M::value_type>) add(path.empty() ? m.name() : path, m);
+    } else if constexpr (requires { typename M::model_struct; }) {  // nn::model<S>: S's members
+      (*this)(static_cast<const typename M::model_struct&>(m), path);
     } else if constexpr (is_vector<M>::value || is_array<M>::value) {
       for (std::size_t i = 0; i < m.size(); ++i) (*this)(m[i], join(path, std::to_string(i)));
     } else if constexpr (boost::hana::Struct<M>::value) {

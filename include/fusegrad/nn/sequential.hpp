@@ -3,21 +3,24 @@
 /// added with add). Each layer is held as a handle, so the layers given and the sequential share
 /// their variables; within the sequential a layer is named by Keras' rule, its own name made
 /// unique by a suffix ("dense", "dense_1", ...), and its variables by that name ("dense_1/kernel").
-/// A sequential is itself a layer, so it nests. summary() prints TensorFlow 2's table.
+/// A sequential is itself a layer, so it nests. summary() prints TensorFlow 2's table; compile,
+/// fit, evaluate and predict are Keras' (nn/fit.hpp).
 
 #include <cstdio>
 #include <initializer_list>
+#include <iostream>
 #include <memory>
 #include <ostream>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include "fit.hpp"
 #include "layer.hpp"
 
 namespace fusegrad::nn {
 
-class sequential : public layer_of<sequential> {
+class sequential : public layer_of<sequential>, public keras_model<sequential> {
  public:
   sequential() : layer_of("sequential"), seq_(std::make_shared<state>()) {}
   /// The layers, in order: any of fg::nn's layers, as values (a copy is the same layer).
@@ -63,7 +66,7 @@ class sequential : public layer_of<sequential> {
 
   /// TensorFlow 2's summary table: each layer's name and type, output shape (the batch axis as
   /// None) and parameter count, then the totals. The output shapes are those of the last call.
-  void summary(std::ostream& os) const {
+  void summary(std::ostream& os = std::cout) const {
     const int w0 = 31, w1 = 22, w2 = 13;
     auto rule = [&](const char* l, const char* m, const char* r, const char* fill) {
       std::string s = l;
@@ -112,8 +115,8 @@ class sequential : public layer_of<sequential> {
     os << " Non-trainable params: " << grouped(total - trainable) << " (" << memory(bytes_total - bytes_trainable)
        << ")\n";
   }
-  /// summary() as a string.
-  std::string summary() const {
+  /// summary()'s text.
+  std::string summary_text() const {
     std::ostringstream os;
     summary(os);
     return os.str();

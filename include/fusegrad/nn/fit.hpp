@@ -1,0 +1,318 @@
+#pragma once
+/// \file Keras' compile / fit / evaluate / predict, for float32 models: nn::keras_model<D> gives
+/// them to a model type D (nn::sequential has them; nn::model<S> gives them to a plain struct S).
+/// compile takes an optimizer, a loss object and metrics by Keras' names ("accuracy" is the
+/// accuracy that suits the loss); fit runs epochs of shuffled batches, each one tape, one
+/// gradient and one optimizer step, logs the mean loss and every metric per epoch (and "val_"
+/// ones on the validation data or the validation_split's last samples), calls the callbacks and
+/// the progress logger, and returns the history. A step changes the variables only after its
+/// loss and gradient are computed, so an exception from a loss or a callback leaves them as the
+/// last completed step left them.
+
+#include <algorithm>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <numeric>
+#include <optional>
+#include <random>
+#include <string>
+#include <type_traits>
+#include <unistd.h>
+#include <utility>
+#include <variant>
+#include <vector>
+
+#include "../eager/indexing.hpp"
+#include "../eager/shape_ops.hpp"
+#include "callbacks.hpp"
+#include "losses.hpp"
+#include "metrics.hpp"
+#include "model.hpp"
+
+namespace fusegrad::nn {
+
+/// Targets as fit takes them: class indices or values.
+using target = std::variant<tensor<std::int64_t>, tensor<std::int32_t>, tensor<float>, tensor<double>>;
+
+/// An optimizer as compile takes it: any of fg::optimizers (the same optimizer: a handle).
+class any_optimizer {
+ public:
+  any_optimizer() = default;
+  template <std::derived_from<optimizers::optimizer> O>
+  any_optimizer(O o) : p_(std::make_shared<O>(std::move(o))) {}  // NOLINT: an optimizer is an any_optimizer
+  optimizers::optimizer* get() const noexcept { return p_.get(); }
+
+ private:
+  std::shared_ptr<optimizers::optimizer> p_;
+};
+
+/// The targets y as element type T (Keras casts them to what the loss takes).
+template <class T>
+tensor<T> targets_as(const target& y) {
+  return std::visit(
+      [](const auto& t) -> tensor<T> {
+        if constexpr (std::is_same_v<value_type_of<std::decay_t<decltype(t)>>, T>) return t;
+        else return cast<T>(t);
+      },
+      y);
+}
+
+/// A loss as compile takes it: any loss object of fg::nn::losses, applied to float32
+/// predictions; the targets are cast to class indices (int64) for a loss that takes them, to
+/// float32 for the others.
+class any_loss {
+ public:
+  any_loss() = default;
+  template <class L>
+    requires requires(const L& l) { l.name(); }
+  any_loss(L l) : name_(l.name()) {  // NOLINT: a loss is an any_loss
+    f_ = [l](const target& y, const tensor<float>& pred) -> tensor<float> {
+      if constexpr (requires { L::takes_class_indices; }) return l(targets_as<std::int64_t>(y), pred);
+      else return l(targets_as<float>(y), pred);
+    };
+  }
+  tensor<float> operator()(const target& y, const tensor<float>& pred) const { return f_(y, pred); }
+  const std::string& name() const noexcept { return name_; }
+  explicit operator bool() const noexcept { return static_cast<bool>(f_); }
+
+ private:
+  std::string name_;
+  std::function<tensor<float>(const target&, const tensor<float>&)> f_;
+};
+
+struct compile_options {
+  any_optimizer optimizer = {};
+  any_loss loss = {};
+  std::vector<std::string> metrics = {};
+};
+struct fit_options {
+  std::int64_t batch_size = 32;
+  int epochs = 1;
+  int verbose = 1;  ///< 0 silent, 1 the progress bar (one line per epoch off a terminal), 2 one line per epoch
+  double validation_split = 0;  ///< the fraction of samples, taken from the end before shuffling
+  std::vector<callbacks::callback_ref> callbacks = {};
+  std::optional<std::pair<tensor<float>, target>> validation_data = std::nullopt;
+  bool shuffle = true;
+  std::optional<std::uint64_t> seed = std::nullopt;  ///< the shuffles' seed (a fixed default when absent)
+  int initial_epoch = 0;
+  std::ostream* output = nullptr;  ///< where the progress logger writes (std::cout when absent)
+};
+struct evaluate_options {
+  std::int64_t batch_size = 32;
+};
+
+/// The per-epoch logs of fit: history["loss"], history["val_accuracy"], ...
+class history {
+ public:
+  std::map<std::string, std::vector<double>> values;
+  std::vector<int> epochs;
+  const std::vector<double>& operator[](const std::string& name) const {
+    const auto it = values.find(name);
+    FG_CHECK(it != values.end(), value_error, "fg::nn::history: nothing logged as \"", name, "\"");
+    return it->second;
+  }
+};
+
+namespace impl {
+inline std::int64_t samples(const target& y) {
+  return std::visit([](const auto& t) { return t.shape().rank() ? static_cast<std::int64_t>(t.shape()[0]) : 1; }, y);
+}
+inline target rows(const target& y, const tensor<std::int64_t>& idx) {
+  return std::visit([&](const auto& t) -> target { return gather(t, idx, 0); }, y);
+}
+/// A metric of compile's list, type-erased over the targets.
+struct any_metric {
+  std::string name;
+  std::function<void(const target&, const tensor<float>&)> update;
+  std::function<double()> result;
+  std::function<void()> reset;
+};
+template <class M>
+any_metric erase(std::string name, M m) {
+  auto p = std::make_shared<M>(std::move(m));
+  return {std::move(name),
+          [p](const target& y, const tensor<float>& pred) {
+            std::visit(
+                [&](const auto& t) {
+                  if constexpr (requires { p->update_state(t, pred); }) p->update_state(t, pred);
+                },
+                y);
+          },
+          [p] { return static_cast<double>(p->result().item()); }, [p] { p->reset_state(); }};
+}
+/// The metric Keras names `name`, for a model compiled with loss `loss`.
+inline any_metric metric_named(const std::string& name, const std::string& loss) {
+  if (name == "accuracy" || name == "acc") {
+    if (loss == "sparse_categorical_crossentropy") return erase(name, metrics::sparse_categorical_accuracy());
+    if (loss == "categorical_crossentropy") return erase(name, metrics::categorical_accuracy());
+    if (loss == "binary_crossentropy") return erase(name, metrics::binary_accuracy());
+    return erase(name, metrics::accuracy());
+  }
+  if (name == "sparse_categorical_accuracy") return erase(name, metrics::sparse_categorical_accuracy());
+  if (name == "categorical_accuracy") return erase(name, metrics::categorical_accuracy());
+  if (name == "binary_accuracy") return erase(name, metrics::binary_accuracy());
+  if (name == "top_k_categorical_accuracy") return erase(name, metrics::top_k_categorical_accuracy());
+  if (name == "sparse_top_k_categorical_accuracy") return erase(name, metrics::sparse_top_k_categorical_accuracy());
+  if (name == "mse" || name == "mean_squared_error") return erase(name, metrics::mean_squared_error());
+  throw value_error("fg::nn::compile: unknown metric '" + name +
+                    "'; known: accuracy, sparse_categorical_accuracy, categorical_accuracy, binary_accuracy, "
+                    "top_k_categorical_accuracy, sparse_top_k_categorical_accuracy, mean_squared_error");
+}
+}  // namespace impl
+
+/// compile, fit, evaluate and predict for a model type D: callable as `d(x, training)` on
+/// float32 input, its variables found by the model walk. The compiled state is shared by copies.
+template <class D>
+class keras_model {
+ public:
+  /// Chooses the optimizer, the loss and the metrics (Keras' model.compile).
+  void compile(compile_options o) {
+    FG_CHECK(o.optimizer.get(), value_error, "fg::nn::compile: no optimizer given");
+    FG_CHECK(static_cast<bool>(o.loss), value_error, "fg::nn::compile: no loss given");
+    auto c = std::make_shared<compiled>();
+    for (const std::string& m : o.metrics) c->metrics.push_back(impl::metric_named(m, o.loss.name()));
+    c->options = std::move(o);
+    c_ = std::move(c);
+  }
+
+  /// Trains on x (samples along the first axis) and targets y; returns the history.
+  history fit(const tensor<float>& x, const target& y, fit_options o = {}) {
+    const compiled& c = check_compiled("fit");
+    const std::int64_t n = static_cast<std::int64_t>(x.shape().rank() ? x.shape()[0] : 0);
+    FG_CHECK(impl::samples(y) == n, shape_error, "fg::nn::fit: x has ", n, " samples (shape ", x.shape(),
+             ") but y has ", impl::samples(y));
+    FG_CHECK(o.batch_size > 0 && o.epochs >= 0 && o.validation_split >= 0 && o.validation_split < 1, value_error,
+             "fg::nn::fit: batch_size must be positive, epochs at least 0 and validation_split in [0, 1)");
+    // The validation samples: given, or the last validation_split of x and y, before shuffling.
+    std::int64_t train_n = n;
+    std::optional<std::pair<tensor<float>, target>> val = o.validation_data;
+    if (!val && o.validation_split > 0) {
+      train_n = n - static_cast<std::int64_t>(static_cast<double>(n) * o.validation_split);
+      val = std::pair{gather(x, range_of(train_n, n), 0), impl::rows(y, range_of(train_n, n))};
+    }
+    FG_CHECK(train_n > 0, value_error, "fg::nn::fit: no training samples left after validation_split");
+    callbacks::training_context ctx;
+    ctx.optimizer = c.options.optimizer.get();
+    ctx.epochs = o.epochs;
+    ctx.steps = (train_n + o.batch_size - 1) / o.batch_size;
+    std::vector<callbacks::callback_ref> cbs = o.callbacks;
+    cbs.emplace_back(callbacks::progress_logger(o.verbose, o.output == nullptr && isatty(1),
+                                                o.output ? *o.output : std::cout));
+    history h;
+    logs last;
+    std::mt19937_64 rng(o.seed.value_or(0x5eed));
+    std::vector<std::int64_t> order(static_cast<std::size_t>(train_n));
+    bool vars_found = false;
+    for (auto& cb : cbs) cb->attach(&ctx);
+    for (auto& cb : cbs) cb->on_train_begin(last);
+    for (int epoch = o.initial_epoch; epoch < o.epochs && !ctx.stop; ++epoch) {
+      for (auto& cb : cbs) cb->on_epoch_begin(epoch, last);
+      std::iota(order.begin(), order.end(), std::int64_t{0});
+      if (o.shuffle) std::shuffle(order.begin(), order.end(), rng);
+      reset_metrics(c);
+      double loss_sum = 0;
+      std::int64_t seen = 0;
+      for (std::int64_t b = 0; b < ctx.steps; ++b) {
+        const std::int64_t lo = b * o.batch_size, hi = std::min(train_n, lo + o.batch_size);
+        const tensor<std::int64_t> idx(fg::shape{static_cast<std::size_t>(hi - lo)},
+                                       std::vector<std::int64_t>(order.begin() + lo, order.begin() + hi));
+        for (auto& cb : cbs) cb->on_batch_begin(b, last);
+        const tensor<float> xb = gather(x, idx, 0);
+        const target yb = impl::rows(y, idx);
+        gradient_tape tape;
+        const tensor<float> pred = self()(xb, true);
+        const tensor<float> loss = c.options.loss(yb, pred);
+        if (!vars_found) {  // the variables exist after the first call
+          ctx.variables = named_variables(self());
+          vars_found = true;
+        }
+        const std::vector<variable<float>> vars = trainable_variables(self());
+        c.options.optimizer.get()->apply_gradients(tape.gradient(loss, vars), vars);
+        loss_sum += static_cast<double>(loss.item()) * static_cast<double>(hi - lo);
+        seen += hi - lo;
+        for (const impl::any_metric& m : c.metrics) m.update(yb, pred);
+        logs batch{{"loss", loss_sum / static_cast<double>(seen)}};
+        for (const impl::any_metric& m : c.metrics) batch[m.name] = m.result();
+        for (auto& cb : cbs) cb->on_batch_end(b, batch);
+      }
+      logs epoch_logs{{"loss", loss_sum / static_cast<double>(std::max<std::int64_t>(seen, 1))}};
+      for (const impl::any_metric& m : c.metrics) epoch_logs[m.name] = m.result();
+      if (val) {
+        const logs v = evaluate(val->first, val->second, {.batch_size = o.batch_size});
+        for (const auto& [k, value] : v) epoch_logs["val_" + k] = value;
+      }
+      for (const auto& [k, value] : epoch_logs) h.values[k].push_back(value);
+      h.epochs.push_back(epoch);
+      last = epoch_logs;
+      for (auto& cb : cbs) cb->on_epoch_end(epoch, epoch_logs);
+    }
+    for (auto& cb : cbs) cb->on_train_end(last);
+    return h;
+  }
+
+  /// The loss and the metrics over x and y, in batches, in inference mode.
+  logs evaluate(const tensor<float>& x, const target& y, evaluate_options o = {}) {
+    const compiled& c = check_compiled("evaluate");
+    const std::int64_t n = static_cast<std::int64_t>(x.shape().rank() ? x.shape()[0] : 0);
+    FG_CHECK(impl::samples(y) == n, shape_error, "fg::nn::evaluate: x has ", n, " samples (shape ", x.shape(),
+             ") but y has ", impl::samples(y));
+    reset_metrics(c);
+    double loss_sum = 0;
+    for (std::int64_t lo = 0; lo < n; lo += o.batch_size) {
+      const std::int64_t hi = std::min(n, lo + o.batch_size);
+      const tensor<std::int64_t> idx = range_of(lo, hi);
+      const tensor<float> pred = self()(gather(x, idx, 0), false);
+      const target yb = impl::rows(y, idx);
+      loss_sum += static_cast<double>(c.options.loss(yb, pred).item()) * static_cast<double>(hi - lo);
+      for (const impl::any_metric& m : c.metrics) m.update(yb, pred);
+    }
+    logs out{{"loss", n ? loss_sum / static_cast<double>(n) : 0.0}};
+    for (const impl::any_metric& m : c.metrics) out[m.name] = m.result();
+    return out;
+  }
+
+  /// The model's outputs for x, in batches, in inference mode.
+  tensor<float> predict(const tensor<float>& x, evaluate_options o = {}) {
+    const std::int64_t n = static_cast<std::int64_t>(x.shape().rank() ? x.shape()[0] : 0);
+    std::vector<tensor<float>> parts;
+    for (std::int64_t lo = 0; lo < n; lo += o.batch_size)
+      parts.push_back(self()(gather(x, range_of(lo, std::min(n, lo + o.batch_size)), 0), false));
+    FG_CHECK(!parts.empty(), value_error, "fg::nn::predict: x has no samples");
+    return parts.size() == 1 ? parts[0] : concat(parts, 0);
+  }
+
+ private:
+  struct compiled {
+    compile_options options;
+    std::vector<impl::any_metric> metrics;
+  };
+  D& self() { return static_cast<D&>(*this); }
+  const compiled& check_compiled(const char* what) const {
+    FG_CHECK(c_, value_error, "fg::nn::", what, ": the model is not compiled; call compile() first");
+    return *c_;
+  }
+  static void reset_metrics(const compiled& c) {
+    for (const impl::any_metric& m : c.metrics) m.reset();
+  }
+  static tensor<std::int64_t> range_of(std::int64_t lo, std::int64_t hi) {
+    std::vector<std::int64_t> v(static_cast<std::size_t>(hi - lo));
+    std::iota(v.begin(), v.end(), lo);
+    return tensor<std::int64_t>(fg::shape{v.size()}, v);
+  }
+  std::shared_ptr<compiled> c_;
+};
+
+/// A plain struct S with Keras' methods: `nn::model<mnist_model> m; m.compile(...); m.fit(...)`.
+/// S must be callable as s(x, training) and adapted to Boost.Hana; the walk sees S's members.
+template <class S>
+class model : public S, public keras_model<model<S>> {
+ public:
+  using model_struct = S;
+  using S::S;
+  model() = default;
+  explicit model(S s) : S(std::move(s)) {}
+  using S::operator();
+};
+}  // namespace fusegrad::nn
