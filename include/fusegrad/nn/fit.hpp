@@ -116,10 +116,13 @@ class history {
 };
 
 namespace impl {
-inline std::int64_t samples(const target& y) {
+// The functions below are templates so that only a unit that calls fit compiles them.
+template <class = void>
+std::int64_t samples(const target& y) {
   return std::visit([](const auto& t) { return t.shape().rank() ? static_cast<std::int64_t>(t.shape()[0]) : 1; }, y);
 }
-inline target rows(const target& y, const tensor<std::int64_t>& idx) {
+template <class = void>
+target rows(const target& y, const tensor<std::int64_t>& idx) {
   return std::visit([&](const auto& t) -> target { return gather(t, idx, 0); }, y);
 }
 /// A metric of compile's list, type-erased over the targets.
@@ -143,7 +146,8 @@ any_metric erase(std::string name, M m) {
           [p] { return static_cast<double>(p->result().item()); }, [p] { p->reset_state(); }};
 }
 /// The metric Keras names `name`, for a model compiled with loss `loss`.
-inline any_metric metric_named(const std::string& name, const std::string& loss) {
+template <class = void>
+any_metric metric_named(const std::string& name, const std::string& loss) {
   if (name == "accuracy" || name == "acc") {
     if (loss == "sparse_categorical_crossentropy") return erase(name, metrics::sparse_categorical_accuracy());
     if (loss == "categorical_crossentropy") return erase(name, metrics::categorical_accuracy());

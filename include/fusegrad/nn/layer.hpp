@@ -54,12 +54,6 @@ class layer {
   /// The shape of what its last call returned (empty before the first call).
   const fg::shape& output_shape() const noexcept { return s_->output_shape; }
 
-  /// The layer on float32 or float64 input, through its type's own call: what a model that holds
-  /// layers of several types (a sequential) calls.
-  virtual tensor<float> call(const tensor<float>& x, bool training) = 0;
-  virtual tensor<double> call(const tensor<double>& x, bool training) = 0;
-  /// A copy of this handle as its own type (the same layer).
-  virtual std::unique_ptr<layer> clone() const = 0;
 
  protected:
   explicit layer(std::string name) : s_(std::make_shared<state>()) { s_->name = std::move(name); }
@@ -105,8 +99,11 @@ class layer {
   std::shared_ptr<state> s_;
 };
 
-/// The call operator and the virtual calls of a layer type D, from D's
-/// `template <class T> tensor<T> forward(const tensor<T>& x, bool training)`.
+/// The call operator of a layer type D, from D's
+/// `template <class T> tensor<T> forward(const tensor<T>& x, bool training)`. (No virtual call:
+/// a virtual member of a class template is compiled with the class, so every unit that includes
+/// a layer's header would compile its forward pass for both element types; a sequential keeps
+/// a call of each layer's own type instead, made when the layer is added.)
 template <class D>
 class layer_of : public layer {
  public:
@@ -119,9 +116,6 @@ class layer_of : public layer {
     set_output_shape(y.shape());
     return y;
   }
-  tensor<float> call(const tensor<float>& x, bool training) override { return (*this)(x, training); }
-  tensor<double> call(const tensor<double>& x, bool training) override { return (*this)(x, training); }
-  std::unique_ptr<layer> clone() const override { return std::make_unique<D>(static_cast<const D&>(*this)); }
 
  protected:
   using layer::layer;

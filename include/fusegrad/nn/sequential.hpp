@@ -1,12 +1,13 @@
 #pragma once
 /// \file fg::nn::sequential: Keras' Sequential, layers applied in order (given in braces or
-/// added with add). Each layer is held as a handle, so the layers given and the sequential share
+/// added with add) to float32 input. Each layer is held as a handle, so the layers given and the sequential share
 /// their variables; within the sequential a layer is named by Keras' rule, its own name made
 /// unique by a suffix ("dense", "dense_1", ...), and its variables by that name ("dense_1/kernel").
 /// A sequential is itself a layer, so it nests. summary() prints TensorFlow 2's table; compile,
 /// fit, evaluate and predict are Keras' (nn/fit.hpp).
 
 #include <cstdio>
+#include <functional>
 #include <initializer_list>
 #include <iostream>
 #include <memory>
@@ -41,7 +42,9 @@ class sequential : public layer_of<sequential>, public keras_model<sequential> {
       return false;
     };
     while (taken(name)) name = l.name() + "_" + std::to_string(++suffix);
-    seq_->layers.push_back(l.clone());
+    auto held = std::make_shared<L>(l);
+    seq_->layers.push_back(held);
+    seq_->calls.push_back([held](const tensor<float>& x, bool training) { return (*held)(x, training); });
     seq_->names.push_back(std::move(name));
     return *this;
   }
@@ -50,10 +53,12 @@ class sequential : public layer_of<sequential>, public keras_model<sequential> {
   layer& operator[](std::size_t i) const { return *seq_->layers.at(i); }
   const std::string& layer_name(std::size_t i) const { return seq_->names.at(i); }
 
+  /// The layers in order (float32, as Keras' models are by default).
   template <class T>
   tensor<T> forward(const tensor<T>& x, bool training) {
+    static_assert(std::is_same_v<T, float>, "fg::nn::sequential runs float32 input; cast with fg::cast<float>");
     tensor<T> y = x;
-    for (const auto& l : seq_->layers) y = l->call(y, training);
+    for (const auto& call : seq_->calls) y = call(y, training);
     return y;
   }
   /// Every layer's variables, named by the layer ("dense_1/kernel"), in order.
@@ -124,7 +129,8 @@ class sequential : public layer_of<sequential>, public keras_model<sequential> {
 
  private:
   struct state {
-    std::vector<std::unique_ptr<layer>> layers;
+    std::vector<std::shared_ptr<layer>> layers;  ///< each a copy of the handle given (the same layer)
+    std::vector<std::function<tensor<float>(const tensor<float>&, bool)>> calls;  ///< each layer's own call
     std::vector<std::string> names;
   };
   static std::string grouped(std::size_t n) {
