@@ -104,8 +104,13 @@ T adam_alpha(const adam_step& s) {
   const T b1p = pow(static_cast<T>(s.beta_1), t), b2p = pow(static_cast<T>(s.beta_2), t);
   return static_cast<T>(s.learning_rate) * sqrt(T(1) - b2p) / (T(1) - b1p);
 }
-inline void check_step(const char* op, const adam_step& s) {
+/// The scalars of one Adam step as Rule (adam_rule or adam_amsgrad_rule, which share them),
+/// after checking the step count.
+template <class Rule, class T = decltype(Rule::alpha)>
+Rule adam_rule_for(const char* op, const adam_step& s) {
   FG_CHECK(s.step >= 1, value_error, "fg::", op, ": step counts from 1 (got ", s.step, ")");
+  return Rule{adam_alpha<T>(s),         keras_factor<T>(1 - s.beta_1),     keras_factor<T>(1 - s.beta_2),
+              static_cast<T>(s.epsilon), static_cast<T>(s.learning_rate), static_cast<T>(s.weight_decay)};
 }
 }  // namespace eager
 
@@ -125,27 +130,15 @@ void apply_keras_momentum(variable<T> var, variable<T> accum, const tensor<T>& g
 /// One Adam (or, with weight_decay, AdamW) step: slots m and v.
 template <class T>
 void apply_adam(variable<T> var, variable<T> m, variable<T> v, const tensor<T>& grad, const adam_step& s) {
-  eager::check_step("apply_adam", s);
-  const ops::adam_rule<T> rule{eager::adam_alpha<T>(s),
-                               eager::keras_factor<T>(1 - s.beta_1),
-                               eager::keras_factor<T>(1 - s.beta_2),
-                               static_cast<T>(s.epsilon),
-                               static_cast<T>(s.learning_rate),
-                               static_cast<T>(s.weight_decay)};
-  eager::apply_rule("apply_adam", rule, var, grad, m, v);
+  eager::apply_rule("apply_adam", eager::adam_rule_for<ops::adam_rule<T>>("apply_adam", s), var, grad, m, v);
 }
 /// One Adam step with amsgrad: slots m, v and v_hat (the largest v so far).
 template <class T>
 void apply_adam_with_amsgrad(variable<T> var, variable<T> m, variable<T> v, variable<T> v_hat,
                              const tensor<T>& grad, const adam_step& s) {
-  eager::check_step("apply_adam_with_amsgrad", s);
-  const ops::adam_amsgrad_rule<T> rule{eager::adam_alpha<T>(s),
-                                       eager::keras_factor<T>(1 - s.beta_1),
-                                       eager::keras_factor<T>(1 - s.beta_2),
-                                       static_cast<T>(s.epsilon),
-                                       static_cast<T>(s.learning_rate),
-                                       static_cast<T>(s.weight_decay)};
-  eager::apply_rule("apply_adam_with_amsgrad", rule, var, grad, m, v, v_hat);
+  eager::apply_rule("apply_adam_with_amsgrad",
+                    eager::adam_rule_for<ops::adam_amsgrad_rule<T>>("apply_adam_with_amsgrad", s), var, grad, m, v,
+                    v_hat);
 }
 /// One RMSprop step without momentum: slot v (the mean square).
 template <class T>

@@ -208,7 +208,7 @@ class keras_model {
     logs last;
     std::mt19937_64 rng(o.seed.value_or(0x5eed));
     std::vector<std::int64_t> order(static_cast<std::size_t>(train_n));
-    bool vars_found = false;
+    std::vector<variable<float>> vars;  // found by the walk once the first call has made them
     for (auto& cb : cbs) cb->attach(&ctx);
     for (auto& cb : cbs) cb->on_train_begin(last);
     for (int epoch = o.initial_epoch; epoch < o.epochs && !ctx.stop; ++epoch) {
@@ -228,11 +228,10 @@ class keras_model {
         gradient_tape tape;
         const tensor<float> pred = self()(xb, true);
         const tensor<float> loss = c.options.loss(yb, pred);
-        if (!vars_found) {  // the variables exist after the first call
+        if (ctx.variables.empty()) {  // the variables exist after the first call
           ctx.variables = named_variables(self());
-          vars_found = true;
+          vars = trainable_variables(self());
         }
-        const std::vector<variable<float>> vars = trainable_variables(self());
         c.options.optimizer.get()->apply_gradients(tape.gradient(loss, vars), vars);
         loss_sum += static_cast<double>(loss.item()) * static_cast<double>(hi - lo);
         seen += hi - lo;
