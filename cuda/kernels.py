@@ -56,6 +56,12 @@ def main(argv):
     # The pools' kernels are defined in eval/device_pool.hpp, which fusegrad.hpp does not include.
     if any("pool_element" in name for name in launchers):
         lines.append("#include <fusegrad/eval/device_pool.hpp>")
+    # The training ops' kernels (eval/device_training.hpp) name the rules of ops/training_rules.hpp,
+    # which fusegrad.hpp does not include (the ops' header, eager/training.hpp, comes with nn.hpp,
+    # which nvcc is spared: docs/device.md).
+    if any("training_element" in name for name in launchers):
+        lines.append("#include <fusegrad/ops/training_rules.hpp>")
+        lines.append("#include <fusegrad/eval/device_training.hpp>")
     lines.append("")
     lines += ["template " + name + ";" for name in sorted(launchers)]
     text = "\n".join(lines) + "\n"

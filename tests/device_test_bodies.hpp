@@ -9,10 +9,14 @@
 #pragma once
 
 #include <catch2/catch.hpp>
+#include <fusegrad/eager/training.hpp>
 #include <fusegrad/fusegrad.hpp>
 
+#include <bit>
 #include <cmath>
 #include <cstdint>
+#include <functional>
+#include <limits>
 #include <random>
 #include <sstream>
 #include <string>
@@ -365,6 +369,148 @@ TEST_CASE("variables and their gradients live on the device", "[device][variable
     expect_values(snap(g), {9., 15., 21.});  // d/dv 3 v^2 = 6 v
     return snapshots{snap(v.value()), snap(loss), snap(g)};
   });
+}
+
+/// One training op with its hyperparameters (each branch of its rule: Nesterov, weight decay,
+/// momentum), as a step over a variable, its slots (all zeros at first, as an optimizer makes
+/// them) and a gradient; `t` counts the steps from 1.
+template <class T>
+struct training_case {
+  const char* name;
+  std::size_t slots;
+  std::function<void(fg::variable<T>, std::vector<fg::variable<T>>&, const fg::tensor<T>&, std::int64_t t)> step;
+};
+
+template <class T>
+std::vector<training_case<T>> training_cases() {
+  using V = std::vector<fg::variable<T>>;
+  using G = fg::tensor<T>;
+  return {
+      {"apply_gradient_descent", 0, [](fg::variable<T> w, V&, const G& g, std::int64_t) {
+         fg::apply_gradient_descent(w, 0.1, g);
+       }},
+      {"apply_keras_momentum", 1, [](fg::variable<T> w, V& s, const G& g, std::int64_t) {
+         fg::apply_keras_momentum(w, s[0], g, {.learning_rate = 0.05, .momentum = 0.9});
+       }},
+      {"apply_keras_momentum, nesterov", 1, [](fg::variable<T> w, V& s, const G& g, std::int64_t) {
+         fg::apply_keras_momentum(w, s[0], g, {.learning_rate = 0.05, .momentum = 0.9, .nesterov = true});
+       }},
+      {"apply_adam", 2, [](fg::variable<T> w, V& s, const G& g, std::int64_t t) {
+         fg::apply_adam(w, s[0], s[1], g, {.learning_rate = 0.01, .step = t});
+       }},
+      {"apply_adam, weight decay", 2, [](fg::variable<T> w, V& s, const G& g, std::int64_t t) {
+         fg::apply_adam(w, s[0], s[1], g, {.learning_rate = 0.01, .weight_decay = 0.004, .step = t});
+       }},
+      {"apply_adam_with_amsgrad", 3, [](fg::variable<T> w, V& s, const G& g, std::int64_t t) {
+         fg::apply_adam_with_amsgrad(w, s[0], s[1], s[2], g, {.learning_rate = 0.01, .step = t});
+       }},
+      {"apply_rms_prop", 1, [](fg::variable<T> w, V& s, const G& g, std::int64_t) {
+         fg::apply_rms_prop(w, s[0], g, {.learning_rate = 0.01});
+       }},
+      {"apply_rms_prop, momentum", 2, [](fg::variable<T> w, V& s, const G& g, std::int64_t) {
+         fg::apply_rms_prop(w, s[0], s[1], g, {.learning_rate = 0.01, .momentum = 0.9});
+       }},
+      {"apply_centered_rms_prop", 3, [](fg::variable<T> w, V& s, const G& g, std::int64_t) {
+         fg::apply_centered_rms_prop(w, s[0], s[1], s[2], g, {.learning_rate = 0.01});
+       }},
+      {"apply_centered_rms_prop, momentum", 3, [](fg::variable<T> w, V& s, const G& g, std::int64_t) {
+         fg::apply_centered_rms_prop(w, s[0], s[1], s[2], g, {.learning_rate = 0.01, .momentum = 0.9});
+       }},
+      {"apply_adagrad_v2", 1, [](fg::variable<T> w, V& s, const G& g, std::int64_t) {
+         fg::apply_adagrad_v2(w, s[0], g, {.learning_rate = 0.1});
+       }},
+  };
+}
+
+/// Checks that device values d equal host values h: bit for bit on a host Thrust system, where
+/// the same compiler builds the host loop and the device functor from the same rule, each
+/// operation rounded once either way; on a GPU to a few units of T's epsilon, because nvcc
+/// fuses a multiply and an add into one FMA (one rounding where the host has two).
+template <class T>
+void expect_same_as_host(const std::vector<T>& d, const std::vector<T>& h) {
+  REQUIRE(d.size() == h.size());
+  for (std::size_t i = 0; i < h.size(); ++i) {
+    INFO("element " << i << ": device " << d[i] << ", host " << h[i]);
+    if constexpr (fusegrad::device_eval::native_gpu)
+      CHECK(close(d[i], h[i], 32 * static_cast<double>(std::numeric_limits<T>::epsilon())));
+    else
+      CHECK(std::bit_cast<std::conditional_t<sizeof(T) == 4, std::uint32_t, std::uint64_t>>(d[i]) ==
+            std::bit_cast<std::conditional_t<sizeof(T) == 4, std::uint32_t, std::uint64_t>>(h[i]));
+  }
+}
+
+/// Several steps of every training op on /gpu:0 and on the host, side by side from the same
+/// values and gradients.
+template <class T>
+void training_ops_on_the_device() {
+  const fg::shape shape{5, 7};  // 35 elements: SIMD batches and a scalar tail on the host
+  const int steps = 5;
+  std::mt19937_64 rng(29);
+  INFO("seed 29");
+  const fg::tensor<T> w0 = fg::cast<T>(uniform(shape, rng, -1, 1));
+  std::vector<fg::tensor<T>> grads;
+  for (int t = 0; t < steps; ++t) grads.push_back(fg::cast<T>(uniform(shape, rng, -1, 1)));
+  for (const training_case<T>& c : training_cases<T>()) {
+    INFO(c.name);
+    fg::variable<T> wh(w0, "w"), wd(w0.gpu(), "w");
+    std::vector<fg::variable<T>> sh, sd;
+    for (std::size_t k = 0; k < c.slots; ++k) {
+      sh.emplace_back(fg::zeros<T>(shape), "slot");
+      sd.emplace_back(fg::zeros<T>(shape).gpu(), "slot");
+    }
+    for (int t = 0; t < steps; ++t) {
+      INFO("step " << t + 1);
+      const fg::tensor<T> gd = grads[t].gpu();
+      // Readers of the device values before the step, and what they read.
+      const fg::tensor<T> w_reader = wd.value();
+      const std::vector<T> w_read = values(w_reader);
+      std::vector<fg::tensor<T>> s_readers;
+      std::vector<std::vector<T>> s_read;
+      for (auto& s : sd) {
+        s_readers.push_back(s.value());
+        s_read.push_back(values(s_readers.back()));
+      }
+      c.step(wh, sh, grads[t], t + 1);
+      const auto allocations = fg::core::counters().allocations;
+      c.step(wd, sd, gd, t + 1);
+      // One new buffer per variable on the device and nothing else: no copies through the host.
+      CHECK(fg::core::counters().allocations - allocations == static_cast<std::int64_t>(1 + c.slots));
+      CHECK(wd.peek().device() == fg::device::gpu(0));
+      CHECK(w_reader.device() == fg::device::gpu(0));
+      CHECK(values(w_reader) == w_read);
+      CHECK(values(wd.peek()) != w_read);
+      expect_same_as_host(values(wd.peek()), values(wh.peek()));
+      for (std::size_t k = 0; k < c.slots; ++k) {
+        INFO("slot " << k);
+        CHECK(sd[k].peek().device() == fg::device::gpu(0));
+        CHECK(values(s_readers[k]) == s_read[k]);
+        expect_same_as_host(values(sd[k].peek()), values(sh[k].peek()));
+      }
+      if (t == 0 && c.slots == 0) {  // w0 - 0.1 g, by hand
+        const std::vector<T> w = values(wd.peek()), g = values(grads[0]), x = values(w0);
+        for (std::size_t i = 0; i < w.size(); ++i) CHECK(close(w[i], x[i] - T(0.1) * g[i], 1e-6));
+      }
+    }
+  }
+}
+
+TEST_CASE("every training op steps a device variable in one kernel, as the host does", "[device][training]") {
+  training_ops_on_the_device<float>();
+  training_ops_on_the_device<double>();
+  // A gradient on another device: an error naming both, and nothing changed.
+  fg::variable<float> w(fg::tensor<float>{1.f, 2.f}.gpu(), "w"), m(fg::zeros<float>(fg::shape{2}).gpu(), "m");
+  try {
+    fg::apply_keras_momentum(w, m, fg::tensor<float>{1.f, 1.f}, {.momentum = 0.9});
+    FAIL("no device_error");
+  } catch (const fg::device_error& e) {
+    const std::string msg = e.what();
+    INFO(msg);
+    CHECK(msg.find("apply_keras_momentum") != std::string::npos);
+    CHECK(msg.find("/cpu:0") != std::string::npos);
+    CHECK(msg.find("/gpu:0") != std::string::npos);
+  }
+  CHECK(values(w.peek()) == std::vector<float>{1.f, 2.f});
+  CHECK(values(m.peek()) == std::vector<float>{0.f, 0.f});
 }
 
 TEST_CASE("custom gradients run on the device", "[device][custom_gradient]") {

@@ -238,6 +238,44 @@ TEST_CASE("training ops: the values a reader took stay as they were", "[optimize
   CHECK(w.peek().id() == w.id());
 }
 
+TEST_CASE("training ops: a step writes in place only the buffers nothing else holds", "[optimizers]") {
+  // Two copies of one Adam run, one with a reader holding each value between steps (so each
+  // step writes new buffers) and one without (so each step writes the variable's own buffer):
+  // the same bits, and the reader keeps its values.
+  const std::size_t n = 1000;  // SIMD batches and a scalar tail
+  auto data = [&](std::uint64_t seed) { return fg::random::normal<float>({n}, seed); };
+  fg::variable<float> a(data(1), "a"), b(data(1), "b");
+  fg::optimizers::adam opt_a({.learning_rate = 0.01}), opt_b({.learning_rate = 0.01});
+  for (std::uint64_t k = 0; k < 4; ++k) {
+    const std::vector<fg::tensor<float>> g{data(10 + k)};
+    const float* own = a.peek().data();  // the temporary reader is gone after this line
+    opt_a.apply_gradients(g, std::vector{a});
+    CHECK(a.peek().data() == own);  // in place
+    const fg::tensor<float> reader = b.value();
+    const std::vector<float> read = values(reader);
+    opt_b.apply_gradients(g, std::vector{b});
+    CHECK(b.peek().data() != reader.data());  // a new buffer
+    CHECK(values(reader) == read);
+    CHECK(values(a.peek()) == values(b.peek()));
+  }
+  // After a non-persistent tape's gradient(), which releases what it saved, the step is in place.
+  fg::variable<float> w(fg::tensor<float>{{1.f, -2.f}, {0.5f, 3.f}}, "w");
+  fg::optimizers::sgd sgd({.learning_rate = 0.1});
+  const fg::tensor<float> x = {{1.f, 2.f}};
+  fg::gradient_tape tape;
+  const fg::tensor<float> loss = fg::reduce_sum(fg::square(fg::matmul(x, w)));
+  const std::vector<fg::tensor<float>> grads = tape.gradient(loss, std::vector{w});
+  const float* own = w.peek().data();
+  sgd.apply_gradients(grads, std::vector{w});
+  CHECK(w.peek().data() == own);
+  // d/dw sum((x w)^2) = 2 x^T (x w); x w = (2, 4).
+  CHECK(values(w.peek()) == std::vector<float>{1.f - 0.1f * 4.f, -2.f - 0.1f * 8.f, 0.5f - 0.1f * 8.f, 3.f - 0.1f * 16.f});
+  // A slot that is the variable itself takes the copying path (no lock is taken twice).
+  fg::variable<float> m(fg::tensor<float>{0.f}, "m");
+  fg::apply_keras_momentum(m, m, fg::tensor<float>{1.f}, {.learning_rate = 0.5, .momentum = 0.9});
+  CHECK(values(m.peek()) == std::vector<float>{-0.5f});
+}
+
 TEST_CASE("training ops: one pass on every thread count gives the same bits", "[optimizers]") {
   // Above the intra-op threshold the loop splits; each element's update is independent.
   const std::size_t n = 600000;
@@ -789,4 +827,353 @@ TEST_CASE("progress logger: TensorFlow 2's bar with a fake clock", "[fit]") {
                     "\r3/4 [=====================>........] - ETA: 0s - loss: 0.3000"
                     "\r4/4 [==============================] - 2s 500ms/step - accuracy: 0.8750 - loss: 0.2500\n");
   CHECK(bar.bar(0) == "0/4 [..............................]");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Embedding and weight regularizers (tests/reference/keras_training.py, section 6)
+// ---------------------------------------------------------------------------------------------
+namespace {
+template <class T = float>
+fg::variable<T> weight_of(const fg::nn::layer& l, std::size_t i) {
+  return std::get<fg::variable<T>>(l.weights().at(i).value);
+}
+// Requires t's elements to match want within rel (zeros of either sign match zeros).
+template <class T>
+void check_near(const fg::tensor<T>& t, const std::vector<T>& want, double rel) {
+  REQUIRE(t.size() == want.size());
+  for (std::size_t i = 0; i < want.size(); ++i) {
+    INFO("element " << i << ": " << t.data()[i] << " against " << want[i]);
+    CHECK(fg_test::matches(t.data()[i], want[i], {rel, false}));
+  }
+}
+// The tape's gradient of loss() with respect to v against central differences in float64.
+void check_variable_gradient(fg::variable<double> v, const std::function<fg::tensor<double>()>& loss) {
+  fg::tensor<double> analytic;
+  {
+    fg::gradient_tape tape;
+    analytic = tape.gradient(loss(), v);
+  }
+  REQUIRE(analytic.shape() == v.shape());
+  const std::vector<double> v0 = values(v.peek());
+  for (std::size_t i = 0; i < v0.size(); ++i) {
+    auto at = [&](double dv) {
+      std::vector<double> w = v0;
+      w[i] += dv;
+      v.assign(fg::tensor<double>(v.shape(), w));
+      return loss().item();
+    };
+    const double fd = (at(1e-6) - at(-1e-6)) / 2e-6;
+    INFO(v.name() << " element " << i);
+    CHECK(analytic.data()[i] == Approx(fd).epsilon(1e-6).margin(1e-8));
+  }
+  v.assign(fg::tensor<double>(v.shape(), v0));
+}
+
+// Section 6's embeddings (5 x 3), indices and weights c of the loss sum(y * y * c).
+const std::vector<float> emb0 = {-0.699999988f, -0.599999964f, -0.5f,        -0.399999976f, -0.299999982f,
+                                 -0.199999988f, -0.0999999642f, 0.0f,        0.100000024f,  0.200000048f,
+                                 0.300000012f,  0.400000036f,  0.50000006f, 0.600000083f,  0.699999988f};
+fg::tensor<float> emb_c() {
+  std::vector<float> c(18);
+  for (std::size_t i = 0; i < c.size(); ++i) c[i] = 0.25f * static_cast<float>(i) - 2.f;  // exact
+  return fg::tensor<float>(fg::shape{2, 3, 3}, c);
+}
+// Section 6's Dense: kernel (3, 2), bias (2), four samples of three features, two targets each.
+const std::vector<float> reg_kernel = {0.5f, -1.0f, 0.25f, 2.0f, -1.5f, 0.75f};
+const std::vector<float> reg_bias = {0.1f, -0.2f};
+const fg::tensor<float> reg_x = {{1.f, 2.f, 3.f}, {-1.f, 0.5f, 2.f}, {0.f, -2.f, 1.f}, {2.f, 1.f, -1.f}};
+const fg::tensor<float> reg_y = {{0.5f, -1.f}, {1.f, 0.f}, {-0.5f, 2.f}, {1.5f, 1.f}};
+// A dense of 2 units on 3 features holding section 6's kernel and bias.
+fg::nn::dense fixed_dense(fg::nn::regularizers::regularizer kernel, fg::nn::regularizers::regularizer bias = {}) {
+  fg::nn::dense d(2, {.kernel_regularizer = std::move(kernel), .bias_regularizer = std::move(bias)});
+  (void)d(fg::zeros<float>({1, 3}));
+  weight_of(d, 0).assign(fg::tensor<float>(fg::shape{3, 2}, reg_kernel));
+  weight_of(d, 1).assign(fg::tensor<float>(fg::shape{2}, reg_bias));
+  return d;
+}
+// Section 6's Embedding(6, 2) -> Flatten -> Dense(1) problem.
+const fg::tensor<std::int32_t> seq_x = {{0, 1, 2}, {3, 4, 5}, {1, 1, 0}, {5, 2, 3}};
+const fg::tensor<float> seq_y = {{1.f}, {0.f}, {0.5f}, {-1.f}};
+const std::vector<float> seq_emb = {-0.800000012f, -0.649999976f, -0.5f,         -0.349999994f,
+                                    -0.199999988f, -0.0500000119f, 0.100000024f, 0.25000006f,
+                                    0.400000036f,  0.550000012f,   0.699999988f, 0.850000083f};
+const std::vector<float> seq_kernel = {0.3f, -0.2f, 0.5f, 0.1f, -0.4f, 0.25f};
+// Keras' history["loss"] of two epochs of SGD(0.1) on it, and the embeddings after them.
+const std::vector<double> seq_history = {0.834168732, 0.506469607};
+const std::vector<float> seq_emb_after = {-0.790798306f, -0.662758052f, -0.399139166f, -0.347412288f,
+                                          -0.291177422f, -0.0299853124f, 0.133659393f, 0.231618121f,
+                                          0.392516673f,  0.546733439f,   0.680070698f, 0.865298927f};
+
+struct bag_of_words {  // an embedding in a plain struct
+  fg::nn::embedding embedding{6, 2, {.embeddings_regularizer = fg::nn::regularizers::l2(0.01)}};
+  fg::nn::dense out{1};
+  template <class I>
+  fg::tensor<float> operator()(const fg::tensor<I>& x, bool training = false) {
+    return out(fg::reshape(embedding(x, training), {static_cast<long>(x.shape()[0]), -1L}), training);
+  }
+};
+}  // namespace
+BOOST_HANA_ADAPT_STRUCT(bag_of_words, embedding, out);
+
+TEST_CASE("embedding: values and the gradient to the embeddings against Keras 3; repeated indices add up",
+          "[layers][embedding]") {
+  namespace nn = fg::nn;
+  // Keras' y, sum(y * y * c) and its gradient (made dense from IndexedSlices): rows 2 and 1 are
+  // looked up three times and once, so row 2's gradient adds three contributions.
+  const std::vector<float> want_y = {-0.699999988f, -0.599999964f, -0.5f,         -0.0999999642f, 0.0f,
+                                     0.100000024f,  -0.0999999642f, 0.0f,         0.100000024f,   0.50000006f,
+                                     0.600000083f,  0.699999988f,  -0.399999976f, -0.299999982f, -0.199999988f,
+                                     -0.0999999642f, 0.0f,          0.100000024f};
+  const std::vector<float> want_grad = {2.79999995f, 2.0999999f, 1.5f, -0.799999952f, -0.74999994f,
+                                        -0.599999964f, 0.0f,     0.0f, 0.300000072f,  0.0f,
+                                        0.0f,          0.0f,     0.25000003f, 0.600000083f, 1.04999995f};
+  auto run = [&](auto indices) {
+    nn::embedding e(5, 3);
+    CHECK(e.type_name() == "Embedding");
+    CHECK_FALSE(e.built());
+    (void)e(indices);
+    fg::variable<float> w = weight_of(e, 0);
+    CHECK(w.shape() == fg::shape{5, 3});
+    w.assign(fg::tensor<float>(fg::shape{5, 3}, emb0));
+    fg::gradient_tape tape;
+    const fg::tensor<float> y = e(indices);
+    const fg::tensor<float> loss = fg::reduce_sum(y * y * emb_c());
+    const fg::tensor<float> g = tape.gradient(loss, w);
+    CHECK(y.shape() == fg::shape{2, 3, 3});
+    CHECK(values(y) == want_y);  // rows copied exactly
+    CHECK(fg_test::matches(loss.item(), -1.02749991f, {1e-6}));
+    check_near(g, want_grad, 1e-6);
+    CHECK(e.output_shape() == fg::shape{2, 3, 3});
+  };
+  SECTION("int32 indices") { run(fg::tensor<std::int32_t>{{0, 2, 2}, {4, 1, 2}}); }
+  SECTION("int64 indices") { run(fg::tensor<std::int64_t>{{0, 2, 2}, {4, 1, 2}}); }
+
+  // Any shape of indices: a scalar gives one row, rank 3 gives rank 4.
+  nn::embedding e(5, 3);
+  CHECK(e(fg::tensor<std::int32_t>(4)).shape() == fg::shape{3});
+  CHECK(e(fg::zeros<std::int64_t>({2, 1, 4})).shape() == fg::shape{2, 1, 4, 3});
+  // Keras' default initializer: uniform in [-0.05, 0.05).
+  const fg::tensor<float> w = weight_of(e, 0).peek();
+  CHECK(fg::reduce_max(fg::abs(w)).item() <= 0.05f);
+  CHECK(fg::reduce_max(w).item() > 0.f);
+  // Float input is cast to int32 first, as Keras casts it: 2.75 picks row 2.
+  const fg::tensor<float> by_float = e(fg::tensor<float>{2.75f, 0.f});
+  CHECK(values(by_float) == values(e(fg::tensor<std::int32_t>{2, 0})));
+  // The walk names the variable "embedding/embeddings".
+  CHECK(nn::named_variables(e).at(0).name == "embedding/embeddings");
+  CHECK(e.count_params() == 15);
+}
+
+TEST_CASE("embedding: an index out of range names the layer, the index and input_dim, and changes nothing",
+          "[layers][embedding]") {
+  namespace nn = fg::nn;
+  nn::embedding e(5, 3, {.name = "tokens"});
+  CHECK_THROWS_AS(e(fg::tensor<std::int32_t>{1, 5}), fg::index_error);
+  CHECK_FALSE(e.built());  // the first call failed before the variables were made
+  CHECK_THROWS_WITH(e(fg::tensor<std::int64_t>{{0, 1}, {-1, 2}}),
+                    "fg::nn::embedding 'tokens': index -1 (element 2 of indices of shape (2, 2)) is out of range for "
+                    "input_dim 5 (valid: 0 to 4)");
+  (void)e(fg::tensor<std::int32_t>{0});
+  const std::vector<float> before = values(weight_of(e, 0).peek());
+  CHECK_THROWS_AS(e(fg::tensor<std::int64_t>{std::int64_t{4}, std::int64_t{5000000000}}), std::out_of_range);
+  CHECK_THROWS_AS(e(fg::tensor<float>{7.f}), fg::index_error);
+  CHECK(values(weight_of(e, 0).peek()) == before);
+  CHECK(e.output_shape() == fg::shape{1, 3});  // still the last call that ran
+  CHECK_THROWS_WITH(nn::embedding(0, 3), Catch::Contains("input_dim and output_dim must be positive, got 0 and 3"));
+  // Float64 embeddings: lookup<double>; a float32 call of the float64 layer names the layer.
+  nn::embedding d(4, 2);
+  CHECK(d.lookup<double>(fg::tensor<std::int32_t>{3}).shape() == fg::shape{1, 2});
+  CHECK_THROWS_WITH(d(fg::tensor<std::int32_t>{3}), Catch::Contains("fg::nn::embedding 'embedding': asked for float32 embeddings, but its first call made them float64"));
+}
+
+TEST_CASE("embedding: float64 gradients to the embeddings against finite differences", "[layers][embedding]") {
+  namespace nn = fg::nn;
+  nn::embedding e(4, 3, {.embeddings_initializer = nn::initializers::random_uniform({.minval = -1, .maxval = 1, .seed = 3}),
+                         .embeddings_regularizer = nn::regularizers::l1_l2(0.02, 0.03)});
+  const fg::tensor<std::int64_t> idx = {{3, 0, 3}, {1, 3, 0}};  // row 2 unused, row 3 three times
+  (void)e.lookup<double>(idx);
+  const fg::tensor<double> c = fg::random::normal<double>({2, 3, 3}, 11);
+  check_variable_gradient(weight_of<double>(e, 0), [&] {
+    fg::tensor<double> loss = fg::reduce_sum(fg::sin(e.lookup<double>(idx)) * c);
+    for (const fg::tensor<double>& r : nn::regularization_losses<double>(e)) loss = loss + r;
+    return loss;
+  });
+  // The regularizers alone, as functions of a tensor, by check_gradients (no element near 0,
+  // where |w| has no derivative).
+  const fg::tensor<double> w = {{0.5, -1.25, 0.75}, {-0.3, 2.0, -0.9}};
+  for (const nn::regularizers::regularizer& reg :
+       {nn::regularizers::l1(0.3), nn::regularizers::l2(0.2), nn::regularizers::l1_l2(0.02, 0.5),
+        nn::regularizers::regularizer("l1_l2")}) {
+    const auto r = fg::testing::check_gradients([&](const std::vector<fg::tensor<double>>& in) { return reg(in[0]); }, {w});
+    CHECK(r.max_error < 1e-6);
+  }
+}
+
+TEST_CASE("regularizers: l1, l2 and l1_l2 of a dense with fixed weights against Keras 3", "[regularizers]") {
+  namespace nn = fg::nn;
+  namespace reg = fg::nn::regularizers;
+  auto loss_values = [](const nn::dense& d) {
+    std::vector<float> out;
+    for (const fg::tensor<float>& t : nn::regularization_losses(d)) out.push_back(t.item());
+    return out;
+  };
+  // Keras' layer.losses for the kernel regularized alone.
+  CHECK(loss_values(fixed_dense(reg::l1(0.01))) == std::vector<float>{0.0599999987f});
+  CHECK(loss_values(fixed_dense(reg::l2(0.01))) == std::vector<float>{0.081249997f});
+  CHECK(loss_values(fixed_dense(reg::l1_l2(0.02, 0.03))) == std::vector<float>{0.363749981f});
+  CHECK(loss_values(fixed_dense("l1")) == std::vector<float>{0.0599999987f});  // Keras' default factor 0.01
+  CHECK(loss_values(fixed_dense("l2")) == std::vector<float>{0.081249997f});
+  // "l1_l2": 0.01 and 0.01 (Keras' documented defaults for the name): 0.06 + 0.08125 by hand.
+  CHECK(fg_test::matches(loss_values(fixed_dense("l1_l2")).at(0), 0.14125f, {1e-6}));
+  // Kernel and bias: one term each, in the variables' order.
+  const nn::dense both = fixed_dense(reg::l1_l2(0.02, 0.03), reg::l2(0.5));
+  CHECK(loss_values(both) == std::vector<float>{0.363749981f, 0.0250000022f});
+  // No regularizer, no term; a factor of 0 still adds a term of 0, as in Keras.
+  CHECK(nn::regularization_losses(fixed_dense({})).empty());
+  CHECK(loss_values(fixed_dense(reg::l1_l2(0, 0))) == std::vector<float>{0.f});
+  // Through a sequential holding the same layer.
+  nn::sequential s{both};
+  CHECK(s.losses().size() == 2);
+  CHECK(s.losses()[1].item() == 0.0250000022f);
+  // Computed from the current values each time.
+  weight_of(both, 1).assign(fg::tensor<float>{1.f, 1.f});
+  CHECK(s.losses()[1].item() == 1.f);  // 0.5 * (1 + 1)
+  // Conv2D: kernel and bias regularized, by hand: 18 kernel elements of 0.5, two biases of -2.
+  nn::conv2d conv(2, 3, {.kernel_initializer = nn::initializers::constant(0.5),
+                         .bias_initializer = nn::initializers::constant(-2.0),
+                         .kernel_regularizer = reg::l1(0.01), .bias_regularizer = reg::l2(0.01)});
+  (void)conv(fg::ones<float>({1, 5, 5, 1}));
+  const auto c = nn::regularization_losses(conv);
+  REQUIRE(c.size() == 2);
+  CHECK(fg_test::matches(c[0].item(), 0.09f, {1e-6}));
+  CHECK(fg_test::matches(c[1].item(), 0.08f, {1e-6}));
+  // Errors: an unknown name, a negative or infinite factor.
+  CHECK_THROWS_WITH(reg::regularizer("l3"), Catch::Contains("unknown regularizer 'l3'; Keras' names: l1, l2, l1_l2"));
+  CHECK_THROWS_WITH(reg::l2(-0.1), Catch::Contains("fg::nn::regularizers::l2: the factor must be finite and at least 0"));
+  CHECK_THROWS_WITH(reg::l1_l2(0.1, INFINITY), Catch::Contains("fg::nn::regularizers::l1_l2: factors must be"));
+}
+
+TEST_CASE("regularizers: the gradient of a loss plus the regularization against Keras 3 and finite differences",
+          "[regularizers]") {
+  namespace nn = fg::nn;
+  namespace reg = fg::nn::regularizers;
+  nn::dense d = fixed_dense(reg::l1_l2(0.02, 0.03), reg::l1(0.05));
+  const fg::tensor<float> x = fg::gather(reg_x, fg::tensor<std::int32_t>{0, 1});
+  const fg::tensor<float> y = fg::gather(reg_y, fg::tensor<std::int32_t>{0, 1});
+  const auto vars = nn::trainable_variables(d);
+  fg::gradient_tape tape;
+  fg::tensor<float> total = nn::losses::mean_squared_error()(y, d(x));
+  for (const fg::tensor<float>& r : nn::regularization_losses(d)) total = total + r;
+  const auto g = tape.gradient(total, vars);
+  // Keras: mse + tf.add_n(layer.losses) and its GradientTape gradient.
+  CHECK(fg_test::matches(total.item(), 20.6232815f, {1e-6}));
+  check_near(g[0], {0.237499997f, 1.29500008f, -4.93375015f, 7.01499987f, -10.2349997f, 12.4400005f}, 1e-6);
+  check_near(g[1], {-4.0374999f, 4.625f}, 1e-6);
+
+  // In float64, against central differences, for the kernel and the bias.
+  nn::dense d64(2, {.activation = "tanh", .kernel_regularizer = reg::l1_l2(0.02, 0.03), .bias_regularizer = "l2"});
+  const fg::tensor<double> x64 = fg::cast<double>(reg_x);
+  (void)d64(x64);
+  weight_of<double>(d64, 1).assign(fg::tensor<double>{0.3, -0.4});
+  auto loss = [&] {
+    fg::tensor<double> l = fg::reduce_sum(fg::square(d64(x64)));
+    for (const fg::tensor<double>& r : nn::regularization_losses<double>(d64)) l = l + r;
+    return l;
+  };
+  check_variable_gradient(weight_of<double>(d64, 0), loss);
+  check_variable_gradient(weight_of<double>(d64, 1), loss);
+}
+
+TEST_CASE("fit: kernel and bias regularizers give Keras 3's loss, weights and evaluate", "[fit][regularizers]") {
+  namespace nn = fg::nn;
+  namespace reg = fg::nn::regularizers;
+  nn::dense d = fixed_dense(reg::l2(0.1), reg::l1(0.05));
+  nn::sequential model{d};
+  model.compile({.optimizer = fg::optimizers::sgd({.learning_rate = 0.1}), .loss = nn::losses::mean_squared_error()});
+  std::vector<float> before;
+  for (const fg::tensor<float>& t : model.losses()) before.push_back(t.item());
+  CHECK(before == std::vector<float>{0.8125f, 0.0150000006f});  // Keras' model.losses
+  const nn::history h = model.fit(reg_x, reg_y, {.batch_size = 4, .epochs = 2, .verbose = 0, .shuffle = false});
+  // Keras' history["loss"]: the mean squared error plus the regularization (14.7832 + 0.8275 in
+  // the first epoch), before each step.
+  REQUIRE(h["loss"].size() == 2);
+  CHECK(h["loss"][0] == Approx(15.6107035).epsilon(1e-6));
+  CHECK(h["loss"][1] == Approx(6.9817791).epsilon(1e-6));
+  check_near(weight_of(d, 0).peek(),
+             {0.333889842f, -0.869099975f, 0.433856666f, 0.989634395f, -0.570193768f, -0.0592937768f}, 2e-6);
+  check_near(weight_of(d, 1).peek(), {0.404667974f, -0.194499999f}, 2e-6);
+  CHECK(model.evaluate(reg_x, reg_y, {.batch_size = 4}).at("loss") == Approx(4.01699877).epsilon(1e-6));
+  // evaluate in batches of one gives the same (the regularization added to each batch's loss).
+  CHECK(model.evaluate(reg_x, reg_y, {.batch_size = 1}).at("loss") == Approx(4.01699877).epsilon(1e-6));
+}
+
+TEST_CASE("embedding: first in a sequential and in a plain struct, trained by fit on integer indices as Keras does",
+          "[fit][embedding]") {
+  namespace nn = fg::nn;
+  namespace reg = fg::nn::regularizers;
+  SECTION("sequential") {
+    nn::sequential model{nn::embedding(6, 2, {.embeddings_regularizer = reg::l2(0.01)}), nn::flatten(), nn::dense(1)};
+    CHECK(model(seq_x).shape() == fg::shape{4, 1});
+    std::vector<std::string> names;
+    for (const auto& v : nn::named_variables(model)) names.push_back(v.name);
+    CHECK(names == std::vector<std::string>{"sequential/embedding/embeddings", "sequential/dense/kernel",
+                                            "sequential/dense/bias"});
+    weight_of(model[0], 0).assign(fg::tensor<float>(fg::shape{6, 2}, seq_emb));
+    weight_of(model[2], 0).assign(fg::tensor<float>(fg::shape{6, 1}, seq_kernel));
+    model.compile({.optimizer = fg::optimizers::sgd({.learning_rate = 0.1}), .loss = nn::losses::mean_squared_error()});
+    const nn::history h = model.fit(seq_x, seq_y, {.batch_size = 4, .epochs = 2, .verbose = 0, .shuffle = false});
+    CHECK(h["loss"][0] == Approx(seq_history[0]).epsilon(1e-6));
+    CHECK(h["loss"][1] == Approx(seq_history[1]).epsilon(1e-6));
+    check_near(weight_of(model[0], 0).peek(), seq_emb_after, 2e-6);
+    // int64 indices, predict and evaluate; validation_data of indices.
+    const fg::tensor<std::int64_t> x64 = fg::cast<std::int64_t>(seq_x);
+    check_near(model.predict(x64, {.batch_size = 3}), values(model(seq_x)), 1e-6);
+    CHECK(model.evaluate(x64, seq_y).count("loss") == 1);
+    const nn::history v =
+        model.fit(seq_x, seq_y, {.epochs = 1, .verbose = 0, .validation_data = std::pair{x64, seq_y}});
+    CHECK(v.values.count("val_loss") == 1);
+    const fg::tensor<float> as_float = fg::cast<float>(seq_x);
+    CHECK_THROWS_WITH(model.fit(seq_x, seq_y, {.verbose = 0, .validation_data = std::pair{as_float, seq_y}}),
+                      Catch::Contains("validation_data's x is float32 but x is integer"));
+    // A sequential whose first layer takes no indices says so.
+    nn::sequential dense_first{nn::dense(2)};
+    CHECK_THROWS_WITH(dense_first(seq_x), Catch::Contains("'sequential': called on int32 input, but its first layer "
+                                                          "'dense' (Dense) takes float input"));
+  }
+  SECTION("plain struct") {
+    nn::model<bag_of_words> m;
+    (void)m(seq_x);
+    std::vector<std::string> names;
+    for (const auto& v : nn::named_variables(m)) names.push_back(v.name);
+    CHECK(names == std::vector<std::string>{"embedding/embeddings", "out/kernel", "out/bias"});
+    weight_of(m.embedding, 0).assign(fg::tensor<float>(fg::shape{6, 2}, seq_emb));
+    weight_of(m.out, 0).assign(fg::tensor<float>(fg::shape{6, 1}, seq_kernel));
+    CHECK(m.losses().size() == 1);
+    m.compile({.optimizer = fg::optimizers::sgd({.learning_rate = 0.1}), .loss = nn::losses::mean_squared_error()});
+    const nn::history h = m.fit(seq_x, seq_y, {.batch_size = 4, .epochs = 2, .verbose = 0, .shuffle = false});
+    CHECK(h["loss"][0] == Approx(seq_history[0]).epsilon(1e-6));
+    CHECK(h["loss"][1] == Approx(seq_history[1]).epsilon(1e-6));
+    check_near(weight_of(m.embedding, 0).peek(), seq_emb_after, 2e-6);
+  }
+}
+
+TEST_CASE("embedding: summary() row as Keras prints it", "[layers][embedding]") {
+  namespace nn = fg::nn;
+  nn::sequential model{nn::embedding(100, 8), nn::flatten(), nn::dense(1)};
+  (void)model(fg::zeros<std::int32_t>({2, 4}));
+  // TensorFlow 2.21's model.summary() for the same model (tests/reference/keras_training.py).
+  CHECK(model.summary_text() ==
+        "Model: \"sequential\"\n"
+        "┏━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━┳━━━━━━━━━━━━━━━━━━━━━━━━┳━━━━━━━━━━━━━━━┓\n"
+        "┃ Layer (type)                    ┃ Output Shape           ┃       Param # ┃\n"
+        "┡━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━╇━━━━━━━━━━━━━━━━━━━━━━━━╇━━━━━━━━━━━━━━━┩\n"
+        "│ embedding (Embedding)           │ (None, 4, 8)           │           800 │\n"
+        "├─────────────────────────────────┼────────────────────────┼───────────────┤\n"
+        "│ flatten (Flatten)               │ (None, 32)             │             0 │\n"
+        "├─────────────────────────────────┼────────────────────────┼───────────────┤\n"
+        "│ dense (Dense)                   │ (None, 1)              │            33 │\n"
+        "└─────────────────────────────────┴────────────────────────┴───────────────┘\n"
+        " Total params: 833 (3.25 KB)\n"
+        " Trainable params: 833 (3.25 KB)\n"
+        " Non-trainable params: 0 (0.00 B)\n");
 }

@@ -1,7 +1,7 @@
 #pragma once
 /// \file The neural-network umbrella header: <fusegrad/fusegrad.hpp>, tf.nn's ops and the
 /// training ops as free functions in `fg::` (eager/nn_ops.hpp), and Keras in `fg::nn` (layers,
-/// models found by the walk of nn/model.hpp, initializers, losses, metrics) and
+/// models found by the walk of nn/model.hpp, initializers, regularizers, losses, metrics) and
 /// `fg::optimizers`. conv2d runs on oneDNN: a program built header-only that calls it links
 /// -ldnnl (package mode links it through libfusegrad).
 
@@ -13,6 +13,7 @@
 #include "nn/conv2d.hpp"
 #include "nn/dense.hpp"
 #include "nn/dropout.hpp"
+#include "nn/embedding.hpp"
 #include "nn/fit.hpp"
 #include "nn/initializers.hpp"
 #include "nn/layer.hpp"
@@ -25,5 +26,6 @@
 #include "nn/optimizers/schedules.hpp"
 #include "nn/optimizers/sgd.hpp"
 #include "nn/pooling.hpp"
+#include "nn/regularizers.hpp"
 #include "nn/reshape.hpp"
 #include "nn/sequential.hpp"

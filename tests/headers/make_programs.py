@@ -175,6 +175,15 @@ PROGRAMS = {
     "fusegrad/eager/nn_ops.hpp": ([], "ok = fg::tensor<float>(fg::relu6(fg::tensor<float>(7.f))).item() == 6.f;"),
     "fusegrad/nn/dense.hpp": ([], "fusegrad::nn::dense d(2, {.activation = \"relu\", .kernel_initializer = fusegrad::nn::initializers::constant(1.0)});\n"
                               "ok = d(fg::tensor<float>{{1.f, -3.f}}).data()[0] == 0.f && d.count_params() == 6;"),
+    "fusegrad/nn/embedding.hpp": ([], "fusegrad::nn::embedding e(4, 2, {.embeddings_initializer = fusegrad::nn::initializers::constant(0.5)});\n"
+                                  "const fg::tensor<float> y = e(fg::tensor<std::int64_t>{{3, 0, 3}});\n"
+                                  "bool threw = false;\ntry { e(fg::tensor<int>{4}); } catch (const fg::index_error&) { threw = true; }\n"
+                                  "ok = threw && y.shape() == fg::shape{1, 3, 2} && y.data()[5] == 0.5f && e.count_params() == 8;"),
+    "fusegrad/nn/regularizers.hpp": (["fusegrad/autodiff/gradient_tape.hpp"], "fg::tensor<double> w = {0.5, -2.0};\n"
+                                     "fg::gradient_tape t; t.watch(w);\n"
+                                     "fg::tensor<double> r = fusegrad::nn::regularizers::l1_l2(0.1, 0.5)(w);  // 0.1 * 2.5 + 0.5 * 4.25\n"
+                                     "ok = std::abs(r.item() - 2.375) < 1e-12 && std::abs(t.gradient(r, w).data()[1] + 2.1) < 1e-12 &&\n"
+                                     "     fusegrad::nn::regularizers::regularizer(\"l2\").l2_factor() == 0.01;"),
     "fusegrad/nn/model.hpp": ([], "std::vector<fg::variable<float>> m{{fg::tensor<float>{1.f}, \"w\"}, {fg::tensor<float>{2.f}, \"u\"}};\n"
                               "const auto vars = fusegrad::nn::named_variables(m);  // a vector of variables is a model\n"
                               "ok = vars.size() == 2 && vars[1].name == \"1\" && fusegrad::nn::trainable_variables(m).size() == 2;"),

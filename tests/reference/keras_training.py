@@ -12,7 +12,12 @@
    TopKCategoricalAccuracy;
 4. initializers: fan_in/fan_out of a Dense and a Conv2D kernel and the glorot_uniform limit,
    he_normal and lecun_normal standard deviations (no random values);
-5. model.summary() text of a Dense and a Conv2D Sequential model.
+5. model.summary() text of a Dense and a Conv2D Sequential model;
+6. Embedding and the weight regularizers: an Embedding's values and the gradient of a loss with
+   respect to its embeddings (GradientTape, repeated indices), the L1, L2 and L1L2 values of a
+   Dense with fixed weights (model.losses), the gradient of a loss plus the regularization, the
+   history of fit with regularizers (a Dense, and an Embedding first in a Sequential), and the
+   summary of a Sequential that starts with an Embedding.
 
 All inputs are written literally below. Float values are printed with '%.9g' (they round-trip
 through float32) and vectors as C++ initializer lists, e.g. {1.0f, -2.0f}.
@@ -304,6 +309,133 @@ def summaries():
     guarded("Conv2D summary", conv)
 
 
+# ---------------------------------------------------------------------------------------------
+# 6. Embedding and weight regularizers
+# ---------------------------------------------------------------------------------------------
+EMB = (np.arange(15, dtype=np.float32) * np.float32(0.1) - np.float32(0.7)).reshape(5, 3)
+EMB_IDX = [[0, 2, 2], [4, 1, 2]]
+EMB_C = (np.arange(18, dtype=np.float32) * np.float32(0.25) - np.float32(2.0)).reshape(2, 3, 3)
+REG_K = np.array([[0.5, -1.0], [0.25, 2.0], [-1.5, 0.75]], np.float32)
+REG_B = np.array([0.1, -0.2], np.float32)
+REG_X = np.array([[1.0, 2.0, 3.0], [-1.0, 0.5, 2.0], [0.0, -2.0, 1.0], [2.0, 1.0, -1.0]], np.float32)
+REG_Y = np.array([[0.5, -1.0], [1.0, 0.0], [-0.5, 2.0], [1.5, 1.0]], np.float32)
+SEQ_IDX = np.array([[0, 1, 2], [3, 4, 5], [1, 1, 0], [5, 2, 3]], np.int32)
+SEQ_Y = np.array([[1.0], [0.0], [0.5], [-1.0]], np.float32)
+SEQ_EMB = (np.arange(12, dtype=np.float32) * np.float32(0.15) - np.float32(0.8)).reshape(6, 2)
+SEQ_K = np.array([[0.3], [-0.2], [0.5], [0.1], [-0.4], [0.25]], np.float32)
+
+
+def regularized_dense(kernel_regularizer=None, bias_regularizer=None):
+    """A Dense(2) on 3 features with kernel REG_K and bias REG_B."""
+    layer = keras.layers.Dense(2, kernel_regularizer=kernel_regularizer,
+                               bias_regularizer=bias_regularizer)
+    layer.build((None, 3))
+    layer.set_weights([REG_K, REG_B])
+    return layer
+
+
+def embedding_and_regularizers():
+    print("=== 6. embedding and regularizers ===")
+    print("// embeddings %s; indices %s; c %s" % (init_list(EMB), EMB_IDX, init_list(EMB_C)))
+
+    def embedding_values():
+        for dtype in ("int32", "int64"):
+            layer = keras.layers.Embedding(5, 3)
+            layer.build()
+            layer.set_weights([EMB])
+            idx = tf.constant(EMB_IDX, dtype=dtype)
+            with tf.GradientTape() as tape:
+                y = layer(idx)
+                loss = tf.reduce_sum(y * y * EMB_C)
+            g = tape.gradient(loss, layer.embeddings)  # IndexedSlices: made dense
+            show("embedding %s y" % dtype, y.numpy())
+            show("embedding %s loss sum(y*y*c)" % dtype, loss.numpy())
+            show("embedding %s d loss / d embeddings" % dtype, tf.convert_to_tensor(g).numpy())
+        print("// Embedding default initializer: %s"
+              % keras.layers.Embedding(5, 3).embeddings_initializer.get_config())
+
+    def out_of_range():
+        layer = keras.layers.Embedding(5, 3)
+        layer.build()
+        for bad in (5, -1):
+            try:
+                show("embedding index %d" % bad, layer(tf.constant([bad])).numpy())
+            except Exception as e:  # noqa: BLE001
+                print("embedding index %d: %s" % (bad, type(e).__name__))
+
+    guarded("embedding values", embedding_values)
+    guarded("embedding out of range", out_of_range)
+
+    R = keras.regularizers
+    print("// kernel %s bias %s" % (init_list(REG_K), init_list(REG_B)))
+
+    def values():
+        for name, reg in (("l1(0.01)", R.L1(0.01)), ("l2(0.01)", R.L2(0.01)),
+                          ("l1_l2(0.02, 0.03)", R.L1L2(l1=0.02, l2=0.03)),
+                          ("'l1'", "l1"), ("'l2'", "l2")):
+            layer = regularized_dense(kernel_regularizer=reg)
+            show("kernel_regularizer %s" % name, np.array([l.numpy() for l in layer.losses]))
+        for name in ("l1", "l2", "l1_l2", "l1l2"):
+            try:
+                print("// regularizers.get(%r): %s" % (name, R.get(name).get_config()))
+            except Exception as e:  # noqa: BLE001
+                print("// regularizers.get(%r): %s: %s" % (name, type(e).__name__, e))
+        layer = regularized_dense(R.L1L2(l1=0.02, l2=0.03), R.L2(0.5))
+        show("kernel l1_l2(0.02, 0.03) bias l2(0.5) losses", np.array([l.numpy() for l in layer.losses]))
+
+    def gradient():
+        layer = regularized_dense(R.L1L2(l1=0.02, l2=0.03), R.L1(0.05))
+        with tf.GradientTape() as tape:
+            mse = keras.losses.MeanSquaredError()(REG_Y[:2], layer(REG_X[:2]))
+            total = mse + tf.add_n(layer.losses)
+        gk, gb = tape.gradient(total, [layer.kernel, layer.bias])
+        show("mse + regularization (x rows 0-1)", total.numpy())
+        show("d(mse + reg) / d kernel", gk.numpy())
+        show("d(mse + reg) / d bias", gb.numpy())
+
+    def fit_dense():
+        keras.backend.clear_session()
+        model = keras.Sequential([keras.Input((3,)),
+                                  keras.layers.Dense(2, kernel_regularizer=R.L2(0.1),
+                                                     bias_regularizer=R.L1(0.05))])
+        model.layers[0].set_weights([REG_K, REG_B])
+        model.compile(optimizer=keras.optimizers.SGD(learning_rate=0.1), loss="mse")
+        show("dense fit: model.losses before", np.array([l.numpy() for l in model.losses]))
+        h = model.fit(REG_X, REG_Y, batch_size=4, epochs=2, shuffle=False, verbose=0)
+        show("dense fit history loss", np.array(h.history["loss"]))
+        show("dense fit kernel after", model.layers[0].kernel.numpy())
+        show("dense fit bias after", model.layers[0].bias.numpy())
+        show("dense evaluate loss after", model.evaluate(REG_X, REG_Y, batch_size=4, verbose=0))
+
+    def fit_embedding():
+        keras.backend.clear_session()
+        model = keras.Sequential([keras.Input((3,), dtype="int32"),
+                                  keras.layers.Embedding(6, 2, embeddings_regularizer=R.L2(0.01)),
+                                  keras.layers.Flatten(), keras.layers.Dense(1)])
+        model.layers[0].set_weights([SEQ_EMB])
+        model.layers[2].set_weights([SEQ_K, np.zeros(1, np.float32)])
+        model.compile(optimizer=keras.optimizers.SGD(learning_rate=0.1), loss="mse")
+        print("// embeddings %s kernel %s indices %s y %s"
+              % (init_list(SEQ_EMB), init_list(SEQ_K), SEQ_IDX.tolist(), init_list(SEQ_Y)))
+        h = model.fit(SEQ_IDX, SEQ_Y, batch_size=4, epochs=2, shuffle=False, verbose=0)
+        show("embedding fit history loss", np.array(h.history["loss"]))
+        show("embedding fit embeddings after", model.layers[0].embeddings.numpy())
+
+    def summary():
+        keras.backend.clear_session()
+        model = keras.Sequential([keras.Input((4,), dtype="int32"), keras.layers.Embedding(100, 8),
+                                  keras.layers.Flatten(), keras.layers.Dense(1)])
+        print("// Embedding model summary:")
+        print(summary_text(model), end="")
+
+    guarded("regularizer values", values)
+    guarded("regularizer gradient", gradient)
+    guarded("fit with regularizers", fit_dense)
+    guarded("fit an embedding", fit_embedding)
+    guarded("embedding summary", summary)
+    print()
+
+
 def main():
     print("// TensorFlow %s, Keras %s" % (tf.__version__, keras.version()))
     optimizers()
@@ -311,6 +443,7 @@ def main():
     metrics()
     initializers()
     summaries()
+    embedding_and_regularizers()
 
 
 if __name__ == "__main__":

@@ -10,7 +10,10 @@
 /// swaps in a new one, under a lock held just for that copy or swap. A reader sees the old value
 /// or the new one, never a mix, and keeps the value it read however often the variable is
 /// assigned afterwards. The shape, name, id and trainable flag never change, so they are read
-/// without the lock. assign_add and assign_sub are a read followed by an assign, not one step:
+/// without the lock. One exception to "assign swaps": a training op (eager/training.hpp) writes
+/// the value in place when no tensor but the variable holds its buffer, and holds the lock for
+/// that pass (update_unshared), so a reader that arrives meanwhile waits and then sees the new
+/// value: no reader can hold the old one, and none sees a mix. assign_add and assign_sub are a read followed by an assign, not one step:
 /// updates of one variable from several threads at once must be serialised by the caller.
 
 #include <atomic>
@@ -99,6 +102,17 @@ class variable {
   tensor_id id() const noexcept { return s_->id; }
   /// The value as it is, without counting as a read.
   tensor<T> peek() const { return load(); }
+  /// Calls f(p), p the elements of the value's own buffer, holding the value's lock, when that
+  /// buffer is on the host and no tensor but the variable holds it, and returns what f returns;
+  /// returns false without calling f otherwise (internal: the training ops' in-place step,
+  /// Note [variable values]).
+  template <class F>
+  bool update_unshared(F&& f) {
+    const std::lock_guard<autodiff::value_lock> g(s_->lock);
+    const auto& b = s_->value.buffer();
+    if (b.use_count() != 1 || b->dev != fg::device::cpu()) return false;
+    return f(b->data);
+  }
   /// Shared state (internal: tapes keep variables alive through it).
   std::shared_ptr<void> handle() const noexcept { return s_; }
   /// Rebuilds a variable from its shared state (internal).

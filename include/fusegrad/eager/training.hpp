@@ -8,10 +8,13 @@
 /// before it changes anything (an error names the op, the variable and the shapes or devices),
 /// computes the new values in one pass, then assigns the variable and the slots. The values a
 /// reader took before the step stay as they were (Note [variable values]): the step writes new
-/// buffers. An update is not recorded on tapes, as in TensorFlow. Variables are handles, so the
-/// ops take them by value.
-/// On a GPU the step runs on host copies of its operands for now (docs/device.md).
+/// buffers, except where no tensor but the variable and its slots holds their buffers (as after
+/// a non-persistent tape's gradient()), where it writes them in place. An update is not recorded
+/// on tapes, as in TensorFlow. Variables are handles, so the ops take them by value.
+/// On a GPU the pass is one device kernel (eval/device_training.hpp) writing new buffers on the
+/// GPU, which are then assigned as on the host (docs/device.md).
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstdint>
@@ -68,28 +71,66 @@ void check_training(const char* op, const variable<T>& var, const tensor<T>& gra
       ...);
 }
 
+/// The step in place (Note [variable values]): true when var and every slot held their buffers
+/// alone, were distinct and on the host, so the pass wrote them where they are.
+template <class Rule, class T, std::size_t S>
+bool apply_in_place(const Rule& rule, variable<T>& var, const tensor<T>& grad,
+                    const std::array<variable<T>*, S>& slots) {
+  if constexpr (S > 0)
+    for (std::size_t k = 0; k < S; ++k) {
+      if (slots[k]->id() == var.id()) return false;
+      for (std::size_t j = 0; j < k; ++j)
+        if (slots[j]->id() == slots[k]->id()) return false;
+    }
+  if (grad.device() != fg::device::cpu()) return false;
+  T* w = nullptr;
+  std::array<T*, S> s{};
+  std::array<const T*, S> s_in{};
+  // Each slot's lock is taken inside the previous one's; the pass runs holding them all.
+  auto lock_from = [&](auto& self, std::size_t k) -> bool {
+    if (k == S) {
+      std::copy(s.begin(), s.end(), s_in.begin());
+      host::apply_update(rule, var.shape().elements(), grad.data(), w, w, s_in, s);
+      return true;
+    }
+    if constexpr (S > 0)
+      return slots[k]->update_unshared([&](T* p) {
+        s[k] = p;
+        return self(self, k + 1);
+      });
+    return false;
+  };
+  return var.update_unshared([&](T* p) {
+    w = p;
+    return lock_from(lock_from, 0);
+  });
+}
+
 /// One step of `rule` over var and its slots (Note [training updates]): checked first, then one
-/// pass into new buffers, then the assignments, which cannot fail.
+/// pass, in place where nothing else holds the buffers (apply_in_place), else into new buffers
+/// on the variable's device (host::apply_update on the host, one device kernel on a GPU:
+/// device_eval::run_training) followed by the assignments, which cannot fail.
 template <class Rule, class T, class... S>
 void apply_rule(const char* op, const Rule& rule, variable<T>& var, const tensor<T>& grad, S&... slots) {
   check_training(op, var, grad, slots...);
+  if (apply_in_place(rule, var, grad, std::array<variable<T>*, sizeof...(S)>{&slots...})) return;
   const tensor<T> w = var.peek();
   const fg::device d = w.device();
-  const tensor<T> g = dispatch::host_operand(grad, op), wh = dispatch::host_operand(w, op);
-  const std::array<tensor<T>, sizeof...(S)> sh{dispatch::host_operand(slots.peek(), op)...};
-  tensor<T> w_out(w.shape(), fg::device::cpu());
+  const std::array<tensor<T>, sizeof...(S)> s{slots.peek()...};
+  tensor<T> w_out(w.shape(), d);
   std::array<tensor<T>, sizeof...(S)> s_out;
   std::array<const T*, sizeof...(S)> s_in{};
   std::array<T*, sizeof...(S)> s_to{};
   for (std::size_t k = 0; k < sizeof...(S); ++k) {
-    s_out[k] = tensor<T>(w.shape(), fg::device::cpu());
-    s_in[k] = sh[k].data();
+    s_out[k] = tensor<T>(w.shape(), d);
+    s_in[k] = s[k].data();
     s_to[k] = s_out[k].buffer()->data;
   }
-  host::apply_update(rule, w.size(), g.data(), wh.data(), w_out.buffer()->data, s_in, s_to);
+  if (d.is_gpu()) device_eval::run_training(rule, w.size(), grad.data(), w.data(), w_out.buffer()->data, s_in, s_to, d);
+  else host::apply_update(rule, w.size(), grad.data(), w.data(), w_out.buffer()->data, s_in, s_to);
   std::size_t k = 0;
-  ((slots.assign(s_out[k].to(d)), ++k), ...);
-  var.assign(w_out.to(d));
+  ((slots.assign(s_out[k]), ++k), ...);
+  var.assign(w_out);
 }
 /// x rounded once to T: a factor Keras computes from Python floats (Note [training updates]).
 template <class T>
@@ -171,4 +212,23 @@ void apply_adagrad_v2(variable<T> var, variable<T> s, const tensor<T>& grad, con
   eager::apply_rule("apply_adagrad_v2", ops::adagrad_rule<T>{static_cast<T>(p.learning_rate), static_cast<T>(p.epsilon)},
                     var, grad, s);
 }
+
+/// The training ops on float32 and float64 variables, compiled once in libfusegrad in package
+/// mode (Note [shared layer code], nn/activations.hpp; src/nn.cpp): P is `extern` here, empty
+/// there. A device program (FUSEGRAD_DEVICE) compiles its own, with the device launcher.
+#define FG_SHARED_TRAINING(P, T)                                                                                   \
+  P template void apply_gradient_descent<T>(variable<T>, double, const tensor<T>&);                                \
+  P template void apply_keras_momentum<T>(variable<T>, variable<T>, const tensor<T>&, const keras_momentum_step&); \
+  P template void apply_adam<T>(variable<T>, variable<T>, variable<T>, const tensor<T>&, const adam_step&);        \
+  P template void apply_adam_with_amsgrad<T>(variable<T>, variable<T>, variable<T>, variable<T>, const tensor<T>&, \
+                                             const adam_step&);                                                    \
+  P template void apply_rms_prop<T>(variable<T>, variable<T>, const tensor<T>&, const rms_prop_step&);             \
+  P template void apply_rms_prop<T>(variable<T>, variable<T>, variable<T>, const tensor<T>&, const rms_prop_step&); \
+  P template void apply_centered_rms_prop<T>(variable<T>, variable<T>, variable<T>, variable<T>, const tensor<T>&, \
+                                             const rms_prop_step&);                                                \
+  P template void apply_adagrad_v2<T>(variable<T>, variable<T>, const tensor<T>&, const adagrad_step&);
+#if defined(FUSEGRAD_SEPARATE_ENGINES) && !defined(FUSEGRAD_DEVICE)
+FG_SHARED_TRAINING(extern, float)
+FG_SHARED_TRAINING(extern, double)
+#endif
 }  // namespace fusegrad

@@ -1,16 +1,19 @@
 #pragma once
 /// \file Where ops hand work to the device backend. With FUSEGRAD_DEVICE defined, this brings in
-/// the Thrust evaluator (eval/device.hpp); without it, stand-ins with the same signatures that
+/// the Thrust evaluator (eval/device.hpp) and the training ops' device pass
+/// (eval/device_training.hpp); without it, stand-ins with the same signatures that
 /// throw fg::device_error, so the device headers cost nothing to programs that do not use them
 /// (no GPU tensor can exist there anyway: storage refuses to allocate one). Also the two helpers
 /// ops with host-only kernels use to accept device operands.
 
+#include <array>
 #include <cstddef>
 
 #include "../core/tensor.hpp"
 
 #if defined(FUSEGRAD_DEVICE)
 #include "device.hpp"
+#include "device_training.hpp"
 #else
 namespace fusegrad::device_eval {
 namespace detail {
@@ -37,6 +40,12 @@ template <class T>
 void gemm(bool, bool, std::size_t, std::size_t, std::size_t, std::size_t, const T*, std::size_t, const T*, std::size_t,
           T*, fg::device d) {
   detail::no_backend(d, "fg::matmul");
+}
+/// Stand-in for the device pass of the training ops (eval/device_training.hpp).
+template <class Rule, class T, std::size_t S>
+void run_training(const Rule&, std::size_t, const T*, const T*, T*, const std::array<const T*, S>&,
+                  const std::array<T*, S>&, fg::device d) {
+  detail::no_backend(d, "a training op");
 }
 }  // namespace fusegrad::device_eval
 #endif

@@ -4,9 +4,19 @@
 /// "softplus", "softsign", "relu6", "leaky_relu", "hard_sigmoid", "exponential". An activation
 /// applied to an expression (a layer's product plus its bias) fuses with it into one pass
 /// forward and one backward; softmax and log_softmax, reductions, evaluate it first.
+/// Note [shared layer code]: a layer chooses its activation at run time, so a program that calls
+/// a dense layer compiles the fused loops of every activation, forward and backward; a program
+/// that compiles a model also compiles every metric fit can name and the loss it erases. In
+/// package mode (FUSEGRAD_SEPARATE_ENGINES, Note [separate engines]) their float32 and float64
+/// instantiations are compiled once in libfusegrad (src/nn.cpp) and only declared where they
+/// are defined, as the op tables are (Note [shared op tables]): the activations here, the
+/// losses, the regularizers, compile's metrics (nn/fit.hpp) and the training ops
+/// (eager/training.hpp), each list `extern` in programs and empty in the library. A device
+/// program (FUSEGRAD_DEVICE) compiles them itself: the library's are host code.
 
 #include <string>
 
+#include "../autodiff/variable.hpp"
 #include "../eager/activations.hpp"
 #include "../eager/evaluate.hpp"
 #include "../eager/softmax.hpp"
@@ -57,4 +67,23 @@ tensor<T> apply(kind k, const X& x) {
   }
   return tensor<T>(x);
 }
+/// Activation k of y + bias (bias broadcast along y's last axis), evaluated in one pass: a layer's
+/// bias add and activation after its product (dense, conv2d).
+template <class T>
+tensor<T> apply_biased(kind k, const tensor<T>& y, const variable<T>& bias) {
+  return apply(k, y + bias);
+}
+
+/// The float32 and float64 activations, compiled once in libfusegrad in package mode (Note
+/// [shared layer code], src/nn.cpp): P is `extern` here, empty there.
+#define FG_SHARED_ACTIVATIONS(P, T)                                    \
+  P template tensor<T> activations::apply<tensor<T>, T>(kind, const tensor<T>&); \
+  P template tensor<T> activations::apply_biased<T>(kind, const tensor<T>&, const variable<T>&);
 }  // namespace fusegrad::nn::activations
+
+#if defined(FUSEGRAD_SEPARATE_ENGINES) && !defined(FUSEGRAD_DEVICE)
+namespace fusegrad::nn {
+FG_SHARED_ACTIVATIONS(extern, float)
+FG_SHARED_ACTIVATIONS(extern, double)
+}  // namespace fusegrad::nn
+#endif

@@ -2,7 +2,8 @@
 /// \file fg::nn::conv2d: Keras' Conv2D on NHWC input: activation(conv2d(x, kernel) + bias), the
 /// kernel of shape (kernel height, kernel width, input channels, filters) and the bias of shape
 /// (filters) made on the first call. Padding "valid" or "same" (TensorFlow's rule); the bias add
-/// and the activation run in one fused pass after the convolution.
+/// and the activation run in one fused pass after the convolution. kernel_regularizer and
+/// bias_regularizer add their terms to the model's regularization losses (nn/regularizers.hpp).
 
 #include <cctype>
 #include <cstdint>
@@ -23,6 +24,8 @@ struct conv2d_options {
   bool use_bias = true;
   initializers::initializer kernel_initializer = "glorot_uniform";
   initializers::initializer bias_initializer = "zeros";
+  regularizers::regularizer kernel_regularizer = {};  ///< none, or l1 / l2 / l1_l2 (Keras' names or objects)
+  regularizers::regularizer bias_regularizer = {};
   std::string name = "conv2d";
 };
 
@@ -57,8 +60,9 @@ class conv2d : public layer_of<conv2d> {
       add_weight<T>("kernel",
                     {static_cast<std::size_t>(kernel_.h), static_cast<std::size_t>(kernel_.w), in,
                      static_cast<std::size_t>(filters_)},
-                    o_.kernel_initializer);
-      if (o_.use_bias) add_weight<T>("bias", {static_cast<std::size_t>(filters_)}, o_.bias_initializer);
+                    o_.kernel_initializer, true, o_.kernel_regularizer);
+      if (o_.use_bias)
+        add_weight<T>("bias", {static_cast<std::size_t>(filters_)}, o_.bias_initializer, true, o_.bias_regularizer);
       set_built(s);
     }
     const variable<T> kernel = weight<T>(0);
@@ -67,7 +71,7 @@ class conv2d : public layer_of<conv2d> {
              " channels)");
     const tensor<T> y = fusegrad::conv2d(x, kernel, o_.strides, padding_, o_.dilation_rate);
     if (!o_.use_bias) return activations::apply(act_, y);
-    return activations::apply(act_, y + weight<T>(1));
+    return activations::apply_biased(act_, y, weight<T>(1));
   }
 
  private:

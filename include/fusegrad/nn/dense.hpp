@@ -2,8 +2,9 @@
 /// \file fg::nn::dense: Keras' Dense, activation(x . kernel + bias) on the last axis of x (of
 /// any rank at least 1). The kernel, of shape (input features, units), and the bias, of shape
 /// (units), are made on the first call; a later call whose last dimension differs is an error
-/// naming the layer and both shapes. The bias add and the activation run in one fused pass after
-/// the product, and their backward in one pass too.
+/// naming the layer and both shapes. kernel_regularizer and bias_regularizer add their terms to
+/// the model's regularization losses (nn/regularizers.hpp). The bias add and the activation run
+/// in one fused pass after the product, and their backward in one pass too.
 
 #include <cstdint>
 #include <string>
@@ -21,6 +22,8 @@ struct dense_options {
   bool use_bias = true;
   initializers::initializer kernel_initializer = "glorot_uniform";
   initializers::initializer bias_initializer = "zeros";
+  regularizers::regularizer kernel_regularizer = {};  ///< none, or l1 / l2 / l1_l2 (Keras' names or objects)
+  regularizers::regularizer bias_regularizer = {};
   std::string name = "dense";
 };
 
@@ -41,8 +44,10 @@ class dense : public layer_of<dense> {
     FG_CHECK(s.rank() >= 1, shape_error, "fg::nn::dense '", name(), "': needs input of rank at least 1, got shape ", s);
     const std::size_t in = s[s.rank() - 1];
     if (!built()) {
-      add_weight<T>("kernel", {in, static_cast<std::size_t>(units_)}, o_.kernel_initializer);
-      if (o_.use_bias) add_weight<T>("bias", {static_cast<std::size_t>(units_)}, o_.bias_initializer);
+      add_weight<T>("kernel", {in, static_cast<std::size_t>(units_)}, o_.kernel_initializer, true,
+                    o_.kernel_regularizer);
+      if (o_.use_bias)
+        add_weight<T>("bias", {static_cast<std::size_t>(units_)}, o_.bias_initializer, true, o_.bias_regularizer);
       set_built(s);
     }
     const variable<T> kernel = weight<T>(0);
@@ -58,7 +63,7 @@ class dense : public layer_of<dense> {
       y = fusegrad::reshape(matmul(fusegrad::reshape(x, {-1L, static_cast<long>(in)}), kernel), out);
     }
     if (!o_.use_bias) return activations::apply(act_, y);
-    return activations::apply(act_, y + weight<T>(1));
+    return activations::apply_biased(act_, y, weight<T>(1));
   }
 
  private:

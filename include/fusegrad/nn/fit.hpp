@@ -1,11 +1,15 @@
 #pragma once
 /// \file Keras' compile / fit / evaluate / predict, for float32 models: nn::keras_model<D> gives
 /// them to a model type D (nn::sequential has them; nn::model<S> gives them to a plain struct S).
+/// The input x is float32, or integer indices (int32, int64) for a model that takes them (one
+/// whose first layer is an embedding).
 /// compile takes an optimizer, a loss object and metrics by Keras' names ("accuracy" is the
 /// accuracy that suits the loss); fit runs epochs of shuffled batches, each one tape, one
 /// gradient and one optimizer step, logs the mean loss and every metric per epoch (and "val_"
 /// ones on the validation data or the validation_split's last samples), calls the callbacks and
-/// the progress logger, and returns the history. A step changes the variables only after its
+/// the progress logger, and returns the history. The loss that fit minimises and that fit and
+/// evaluate report is the compiled loss plus the model's regularization losses
+/// (nn::regularization_losses), as Keras' is. A step changes the variables only after its
 /// loss and gradient are computed, so an exception from a loss or a callback leaves them as the
 /// last completed step left them.
 
@@ -35,6 +39,8 @@ namespace fusegrad::nn {
 
 /// Targets as fit takes them: class indices or values.
 using target = std::variant<tensor<std::int64_t>, tensor<std::int32_t>, tensor<float>, tensor<double>>;
+/// A model's input as fit's validation_data takes it: float32, or indices for a model that takes them.
+using model_input = std::variant<tensor<float>, tensor<std::int32_t>, tensor<std::int64_t>>;
 
 /// An optimizer as compile takes it: any of fg::optimizers (the same optimizer: a handle).
 class any_optimizer {
@@ -59,6 +65,16 @@ tensor<T> targets_as(const target& y) {
       y);
 }
 
+namespace impl {
+/// Loss l on float32 predictions, the targets cast to what l takes: class indices (int64) or
+/// float32.
+template <class L>
+tensor<float> compiled_loss(const L& l, const target& y, const tensor<float>& pred) {
+  if constexpr (requires { L::takes_class_indices; }) return l(targets_as<std::int64_t>(y), pred);
+  else return l(targets_as<float>(y), pred);
+}
+}  // namespace impl
+
 /// A loss as compile takes it: any loss object of fg::nn::losses, applied to float32
 /// predictions; the targets are cast to class indices (int64) for a loss that takes them, to
 /// float32 for the others.
@@ -68,10 +84,7 @@ class any_loss {
   template <class L>
     requires requires(const L& l) { l.name(); }
   any_loss(L l) : name_(l.name()) {  // NOLINT: a loss is an any_loss
-    f_ = [l](const target& y, const tensor<float>& pred) -> tensor<float> {
-      if constexpr (requires { L::takes_class_indices; }) return l(targets_as<std::int64_t>(y), pred);
-      else return l(targets_as<float>(y), pred);
-    };
+    f_ = [l](const target& y, const tensor<float>& pred) { return impl::compiled_loss(l, y, pred); };
   }
   tensor<float> operator()(const target& y, const tensor<float>& pred) const { return f_(y, pred); }
   const std::string& name() const noexcept { return name_; }
@@ -93,7 +106,7 @@ struct fit_options {
   int verbose = 1;  ///< 0 silent, 1 the progress bar (one line per epoch off a terminal), 2 one line per epoch
   double validation_split = 0;  ///< the fraction of samples, taken from the end before shuffling
   std::vector<callbacks::callback_ref> callbacks = {};
-  std::optional<std::pair<tensor<float>, target>> validation_data = std::nullopt;
+  std::optional<std::pair<model_input, target>> validation_data = std::nullopt;  ///< x of the kind fit's x is
   bool shuffle = true;
   std::optional<std::uint64_t> seed = std::nullopt;  ///< the shuffles' seed (a fixed default when absent)
   int initial_epoch = 0;
@@ -124,6 +137,27 @@ std::int64_t samples(const target& y) {
 template <class = void>
 target rows(const target& y, const tensor<std::int64_t>& idx) {
   return std::visit([&](const auto& t) -> target { return gather(t, idx, 0); }, y);
+}
+/// validation_data's x as element type X (fit's x's): the same type, or indices of the other width.
+template <class X>
+tensor<X> input_as(const model_input& v) {
+  return std::visit(
+      [](const auto& t) -> tensor<X> {
+        using V = value_type_of<std::decay_t<decltype(t)>>;
+        if constexpr (std::is_same_v<V, X>) return t;
+        else if constexpr (std::is_integral_v<V> && std::is_integral_v<X>) return cast<X>(t);
+        else
+          throw value_error(std::string("fg::nn::fit: validation_data's x is ") +
+                            (std::is_integral_v<V> ? "integer" : "float32") + " but x is " +
+                            (std::is_integral_v<X> ? "integer" : "float32") + "; give both of one kind");
+      },
+      v);
+}
+/// loss plus each regularization term of the variables (Keras' compiled loss plus model.losses).
+template <class = void>
+tensor<float> with_regularization(tensor<float> loss, const std::vector<named_variable>& vars) {
+  for (const tensor<float>& r : regularization_terms<float>(vars)) loss = loss + r;
+  return loss;
 }
 /// A metric of compile's list, type-erased over the targets.
 struct any_metric {
@@ -166,8 +200,26 @@ any_metric metric_named(const std::string& name, const std::string& loss) {
 }
 }  // namespace impl
 
+/// compile's metrics and fit's losses for float32 models, compiled once in libfusegrad in
+/// package mode (Note [shared layer code], src/nn.cpp): P is `extern` here, empty there.
+#define FG_SHARED_FIT(P)                                                                                         \
+  P template impl::any_metric impl::metric_named<void>(const std::string&, const std::string&);                  \
+  P template tensor<float> impl::compiled_loss(const losses::mean_squared_error&, const target&, const tensor<float>&); \
+  P template tensor<float> impl::compiled_loss(const losses::mean_absolute_error&, const target&, const tensor<float>&); \
+  P template tensor<float> impl::compiled_loss(const losses::kl_divergence&, const target&, const tensor<float>&); \
+  P template tensor<float> impl::compiled_loss(const losses::huber&, const target&, const tensor<float>&);        \
+  P template tensor<float> impl::compiled_loss(const losses::binary_crossentropy&, const target&, const tensor<float>&); \
+  P template tensor<float> impl::compiled_loss(const losses::categorical_crossentropy&, const target&,           \
+                                              const tensor<float>&);                                            \
+  P template tensor<float> impl::compiled_loss(const losses::sparse_categorical_crossentropy&, const target&,    \
+                                              const tensor<float>&);
+#if defined(FUSEGRAD_SEPARATE_ENGINES) && !defined(FUSEGRAD_DEVICE)
+FG_SHARED_FIT(extern)
+#endif
+
 /// compile, fit, evaluate and predict for a model type D: callable as `d(x, training)` on
-/// float32 input, its variables found by the model walk. The compiled state is shared by copies.
+/// float32 input (or on the integer indices that fit is given), its variables found by the model
+/// walk. The compiled state is shared by copies.
 template <class D>
 class keras_model {
  public:
@@ -182,7 +234,35 @@ class keras_model {
   }
 
   /// Trains on x (samples along the first axis) and targets y; returns the history.
-  history fit(const tensor<float>& x, const target& y, fit_options o = {}) {
+  history fit(const tensor<float>& x, const target& y, fit_options o = {}) { return run_fit(x, y, std::move(o)); }
+  /// Trains on integer indices x, for a model that takes them (one whose first layer is an embedding).
+  template <eager::gather_index I>
+  history fit(const tensor<I>& x, const target& y, fit_options o = {}) {
+    return run_fit(x, y, std::move(o));
+  }
+
+  /// The loss (with the regularization losses) and the metrics over x and y, in batches, in
+  /// inference mode.
+  logs evaluate(const tensor<float>& x, const target& y, evaluate_options o = {}) { return run_evaluate(x, y, o); }
+  template <eager::gather_index I>
+  logs evaluate(const tensor<I>& x, const target& y, evaluate_options o = {}) {
+    return run_evaluate(x, y, o);
+  }
+
+  /// The model's outputs for x, in batches, in inference mode.
+  tensor<float> predict(const tensor<float>& x, evaluate_options o = {}) { return run_predict(x, o); }
+  template <eager::gather_index I>
+  tensor<float> predict(const tensor<I>& x, evaluate_options o = {}) {
+    return run_predict(x, o);
+  }
+
+  /// Keras' model.losses: the regularization term of each regularized trainable variable, from
+  /// the current values (nn::regularization_losses).
+  std::vector<tensor<float>> losses() const { return regularization_losses(static_cast<const D&>(*this)); }
+
+ private:
+  template <class X>
+  history run_fit(const tensor<X>& x, const target& y, fit_options o) {
     const compiled& c = check_compiled("fit");
     const std::int64_t n = static_cast<std::int64_t>(x.shape().rank() ? x.shape()[0] : 0);
     FG_CHECK(impl::samples(y) == n, shape_error, "fg::nn::fit: x has ", n, " samples (shape ", x.shape(),
@@ -191,7 +271,8 @@ class keras_model {
              "fg::nn::fit: batch_size must be positive, epochs at least 0 and validation_split in [0, 1)");
     // The validation samples: given, or the last validation_split of x and y, before shuffling.
     std::int64_t train_n = n;
-    std::optional<std::pair<tensor<float>, target>> val = o.validation_data;
+    std::optional<std::pair<tensor<X>, target>> val;
+    if (o.validation_data) val = std::pair{impl::input_as<X>(o.validation_data->first), o.validation_data->second};
     if (!val && o.validation_split > 0) {
       train_n = n - static_cast<std::int64_t>(static_cast<double>(n) * o.validation_split);
       val = std::pair{gather(x, range_of(train_n, n), 0), impl::rows(y, range_of(train_n, n))};
@@ -223,15 +304,15 @@ class keras_model {
         const tensor<std::int64_t> idx(fg::shape{static_cast<std::size_t>(hi - lo)},
                                        std::vector<std::int64_t>(order.begin() + lo, order.begin() + hi));
         for (auto& cb : cbs) cb->on_batch_begin(b, last);
-        const tensor<float> xb = gather(x, idx, 0);
+        const tensor<X> xb = gather(x, idx, 0);
         const target yb = impl::rows(y, idx);
         gradient_tape tape;
         const tensor<float> pred = self()(xb, true);
-        const tensor<float> loss = c.options.loss(yb, pred);
         if (ctx.variables.empty()) {  // the variables exist after the first call
           ctx.variables = named_variables(self());
           vars = trainable_variables(self());
         }
+        const tensor<float> loss = impl::with_regularization(c.options.loss(yb, pred), ctx.variables);
         c.options.optimizer.get()->apply_gradients(tape.gradient(loss, vars), vars);
         loss_sum += static_cast<double>(loss.item()) * static_cast<double>(hi - lo);
         seen += hi - lo;
@@ -243,7 +324,7 @@ class keras_model {
       logs epoch_logs{{"loss", loss_sum / static_cast<double>(std::max<std::int64_t>(seen, 1))}};
       for (const impl::any_metric& m : c.metrics) epoch_logs[m.name] = m.result();
       if (val) {
-        const logs v = evaluate(val->first, val->second, {.batch_size = o.batch_size});
+        const logs v = run_evaluate(val->first, val->second, {.batch_size = o.batch_size});
         for (const auto& [k, value] : v) epoch_logs["val_" + k] = value;
       }
       for (const auto& [k, value] : epoch_logs) h.values[k].push_back(value);
@@ -255,20 +336,24 @@ class keras_model {
     return h;
   }
 
-  /// The loss and the metrics over x and y, in batches, in inference mode.
-  logs evaluate(const tensor<float>& x, const target& y, evaluate_options o = {}) {
+  template <class X>
+  logs run_evaluate(const tensor<X>& x, const target& y, evaluate_options o) {
     const compiled& c = check_compiled("evaluate");
     const std::int64_t n = static_cast<std::int64_t>(x.shape().rank() ? x.shape()[0] : 0);
     FG_CHECK(impl::samples(y) == n, shape_error, "fg::nn::evaluate: x has ", n, " samples (shape ", x.shape(),
              ") but y has ", impl::samples(y));
+    FG_CHECK(o.batch_size > 0, value_error, "fg::nn::evaluate: batch_size must be positive, got ", o.batch_size);
     reset_metrics(c);
     double loss_sum = 0;
+    std::vector<named_variable> vars;  // found by the walk once the first call has made them
     for (std::int64_t lo = 0; lo < n; lo += o.batch_size) {
       const std::int64_t hi = std::min(n, lo + o.batch_size);
       const tensor<std::int64_t> idx = range_of(lo, hi);
       const tensor<float> pred = self()(gather(x, idx, 0), false);
+      if (lo == 0) vars = named_variables(self());
       const target yb = impl::rows(y, idx);
-      loss_sum += static_cast<double>(c.options.loss(yb, pred).item()) * static_cast<double>(hi - lo);
+      const tensor<float> loss = impl::with_regularization(c.options.loss(yb, pred), vars);
+      loss_sum += static_cast<double>(loss.item()) * static_cast<double>(hi - lo);
       for (const impl::any_metric& m : c.metrics) m.update(yb, pred);
     }
     logs out{{"loss", n ? loss_sum / static_cast<double>(n) : 0.0}};
@@ -276,8 +361,9 @@ class keras_model {
     return out;
   }
 
-  /// The model's outputs for x, in batches, in inference mode.
-  tensor<float> predict(const tensor<float>& x, evaluate_options o = {}) {
+  template <class X>
+  tensor<float> run_predict(const tensor<X>& x, evaluate_options o) {
+    FG_CHECK(o.batch_size > 0, value_error, "fg::nn::predict: batch_size must be positive, got ", o.batch_size);
     const std::int64_t n = static_cast<std::int64_t>(x.shape().rank() ? x.shape()[0] : 0);
     std::vector<tensor<float>> parts;
     for (std::int64_t lo = 0; lo < n; lo += o.batch_size)
@@ -286,7 +372,6 @@ class keras_model {
     return parts.size() == 1 ? parts[0] : concat(parts, 0);
   }
 
- private:
   struct compiled {
     compile_options options;
     std::vector<impl::any_metric> metrics;

@@ -14,16 +14,18 @@
 #include "../autodiff/variable.hpp"
 #include "../eager/evaluate.hpp"
 #include "initializers.hpp"
+#include "regularizers.hpp"
 
 namespace fusegrad::nn {
 
 /// A variable of a layer or a model, float32 or float64.
 using any_variable = std::variant<variable<float>, variable<double>>;
 /// A variable and its name: "kernel" within its layer; "dense1/kernel" as a model's walk finds it
-/// (nn::named_variables, nn/model.hpp).
+/// (nn::named_variables, nn/model.hpp); and its regularizer (none unless the layer was given one).
 struct named_variable {
   std::string name;
   any_variable value;
+  regularizers::regularizer regularizer = {};
   bool trainable() const {
     return std::visit([](const auto& v) { return v.trainable(); }, value);
   }
@@ -58,12 +60,13 @@ class layer {
  protected:
   explicit layer(std::string name) : s_(std::make_shared<state>()) { s_->name = std::move(name); }
 
-  /// Makes the layer's variable `name` of shape s from `init` (on the first call only).
+  /// Makes the layer's variable `name` of shape s from `init` (on the first call only),
+  /// regularized by `reg`.
   template <class T>
   variable<T> add_weight(const std::string& name, const fg::shape& s, const initializers::initializer& init,
-                         bool trainable = true) {
+                         bool trainable = true, const regularizers::regularizer& reg = {}) {
     variable<T> v(init.template operator()<T>(s), s_->name + "/" + name, trainable);
-    s_->weights.push_back({name, v});
+    s_->weights.push_back({name, v, reg});
     return v;
   }
   /// The layer's i-th variable, of element type T (a float64 call of a float32 layer is an

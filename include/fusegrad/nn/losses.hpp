@@ -184,18 +184,29 @@ class loss_object {
   const char* name() const noexcept { return name_; }
   template <tensor_like Y, tensor_like P, class T = value_type_of<P>>
   tensor<T> operator()(const Y& y_true, const P& y_pred) const {
-    return impl::reduce<T>(name_, f_(eval(y_true), eval(y_pred)), nullptr, r_);
+    const tensor<T>* unweighted = nullptr;
+    return value(tensor<value_type_of<Y>>(eval(y_true)), tensor<T>(eval(y_pred)), unweighted);
   }
   template <tensor_like Y, tensor_like P, class T = value_type_of<P>>
   tensor<T> operator()(const Y& y_true, const P& y_pred, const tensor<T>& sample_weight) const {
-    return impl::reduce<T>(name_, f_(eval(y_true), eval(y_pred)), &sample_weight, r_);
+    return value(tensor<value_type_of<Y>>(eval(y_true)), tensor<T>(eval(y_pred)), &sample_weight);
   }
+  /// The loss of y_pred against y_true, weighted by *sample_weight where given, and reduced
+  /// (compiled once per element types, Note [shared layer code]).
+  template <class Y, class T>
+  tensor<T> value(const tensor<Y>& y_true, const tensor<T>& y_pred, const tensor<T>* sample_weight) const;
 
  private:
   const char* name_;
   losses::reduction r_;
   F f_;
 };
+
+template <class F>
+template <class Y, class T>
+tensor<T> loss_object<F>::value(const tensor<Y>& y_true, const tensor<T>& y_pred, const tensor<T>* sample_weight) const {
+  return impl::reduce<T>(name_, f_(y_true, y_pred), sample_weight, r_);
+}
 
 namespace impl {
 struct mse_fn {
@@ -273,4 +284,23 @@ class sparse_categorical_crossentropy : public loss_object<impl::scce_fn> {
   explicit sparse_categorical_crossentropy(sparse_crossentropy_options o = {})
       : loss_object("sparse_categorical_crossentropy", o.reduction, {o.from_logits}) {}
 };
+
+/// The losses of float32 and float64 predictions, compiled once in libfusegrad in package mode
+/// (Note [shared layer code], src/nn.cpp): P is `extern` here, empty there.
+#define FG_SHARED_LOSSES(P, T)                                                                                      \
+  P template tensor<T> loss_object<impl::mse_fn>::value(const tensor<T>&, const tensor<T>&, const tensor<T>*) const; \
+  P template tensor<T> loss_object<impl::mae_fn>::value(const tensor<T>&, const tensor<T>&, const tensor<T>*) const; \
+  P template tensor<T> loss_object<impl::kld_fn>::value(const tensor<T>&, const tensor<T>&, const tensor<T>*) const; \
+  P template tensor<T> loss_object<impl::huber_fn>::value(const tensor<T>&, const tensor<T>&, const tensor<T>*)      \
+      const;                                                                                                         \
+  P template tensor<T> loss_object<impl::bce_fn>::value(const tensor<T>&, const tensor<T>&, const tensor<T>*) const; \
+  P template tensor<T> loss_object<impl::cce_fn>::value(const tensor<T>&, const tensor<T>&, const tensor<T>*) const; \
+  P template tensor<T> loss_object<impl::scce_fn>::value(const tensor<std::int64_t>&, const tensor<T>&,              \
+                                                         const tensor<T>*) const;                                    \
+  P template tensor<T> loss_object<impl::scce_fn>::value(const tensor<std::int32_t>&, const tensor<T>&,              \
+                                                         const tensor<T>*) const;
+#if defined(FUSEGRAD_SEPARATE_ENGINES) && !defined(FUSEGRAD_DEVICE)
+FG_SHARED_LOSSES(extern, float)
+FG_SHARED_LOSSES(extern, double)
+#endif
 }  // namespace fusegrad::nn::losses

@@ -1,6 +1,7 @@
 #pragma once
 /// \file The walk over a model's members, once (Note [model walk]): nn::named_variables,
-/// trainable_variables, non_trainable_variables and variables of any model.
+/// trainable_variables, non_trainable_variables and variables of any model, and its
+/// regularization_losses (Keras' model.losses).
 /// Note [model walk]: a model is a layer, an fg::variable, a struct adapted to Boost.Hana
 /// (BOOST_HANA_ADAPT_STRUCT or BOOST_HANA_DEFINE_STRUCT; no registration call), or a
 /// std::vector or std::array of models, nested to any depth. One recursive walk visits them in
@@ -61,15 +62,16 @@ struct walker {
   std::vector<named_variable> out;
   std::unordered_set<tensor_id> seen;
 
-  void add(const std::string& name, const any_variable& v) {
+  void add(const std::string& name, const any_variable& v, const regularizers::regularizer& reg = {}) {
     const tensor_id id = std::visit([](const auto& x) { return x.id(); }, v);
-    if (seen.insert(id).second) out.push_back({name, v});
+    if (seen.insert(id).second) out.push_back({name, v, reg});
   }
 
   template <class M>
   void operator()(const M& m, const std::string& path) {
     if constexpr (std::derived_from<M, layer>) {
-      for (const named_variable& w : m.weights()) add(join(path.empty() ? m.name() : path, w.name), w.value);
+      for (const named_variable& w : m.weights())
+        add(join(path.empty() ? m.name() : path, w.name), w.value, w.regularizer);
     } else if constexpr (is_variable<M>::value) {
       if constexpr (std::is_floating_point_v<typename M::value_type>) add(path.empty() ? m.name() : path, m);
     } else if constexpr (requires { typename M::model_struct; }) {  // nn::model<S>: S's members
@@ -88,6 +90,17 @@ struct walker {
     }
   }
 };
+
+/// The regularization term of each trainable variable of element type T that has a regularizer,
+/// in order, from the variables' current values.
+template <class T>
+std::vector<tensor<T>> regularization_terms(const std::vector<named_variable>& all) {
+  std::vector<tensor<T>> out;
+  for (const named_variable& v : all)
+    if (v.regularizer && v.trainable())
+      if (const auto* x = std::get_if<variable<T>>(&v.value)) out.push_back(v.regularizer(*x));
+  return out;
+}
 
 template <class T>
 std::vector<variable<T>> of_type(const std::vector<named_variable>& all, int trainable) {
@@ -121,5 +134,12 @@ std::vector<variable<T>> non_trainable_variables(const M& m) {
 template <class T = float, class M>
 std::vector<variable<T>> variables(const M& m) {
   return impl::of_type<T>(named_variables(m), -1);
+}
+/// Keras' model.losses for the weight regularizers: one scalar per trainable variable of element
+/// type T that has a regularizer (nn/regularizers.hpp), in the walk's order, computed from the
+/// variables' current values each time it is called, so that under a tape their gradients flow.
+template <class T = float, class M>
+std::vector<tensor<T>> regularization_losses(const M& m) {
+  return impl::regularization_terms<T>(named_variables(m));
 }
 }  // namespace fusegrad::nn

@@ -1,11 +1,13 @@
 #pragma once
 /// \file fg::nn::sequential: Keras' Sequential, layers applied in order (given in braces or
-/// added with add) to float32 input. Each layer is held as a handle, so the layers given and the sequential share
-/// their variables; within the sequential a layer is named by Keras' rule, its own name made
-/// unique by a suffix ("dense", "dense_1", ...), and its variables by that name ("dense_1/kernel").
-/// A sequential is itself a layer, so it nests. summary() prints TensorFlow 2's table; compile,
-/// fit, evaluate and predict are Keras' (nn/fit.hpp).
+/// added with add) to float32 input, or to integer indices (int32 or int64) when its first layer
+/// takes them (an embedding). Each layer is held as a handle, so the layers given and the
+/// sequential share their variables; within the sequential a layer is named by Keras' rule, its
+/// own name made unique by a suffix ("dense", "dense_1", ...), and its variables by that name
+/// ("dense_1/kernel"). A sequential is itself a layer, so it nests. summary() prints TensorFlow
+/// 2's table; compile, fit, evaluate and predict are Keras' (nn/fit.hpp).
 
+#include <cstdint>
 #include <cstdio>
 #include <functional>
 #include <initializer_list>
@@ -43,6 +45,12 @@ class sequential : public layer_of<sequential>, public keras_model<sequential> {
     };
     while (taken(name)) name = l.name() + "_" + std::to_string(++suffix);
     auto held = std::make_shared<L>(l);
+    if constexpr (requires { L::takes_indices; }) {
+      if (seq_->layers.empty()) {
+        seq_->index32 = [held](const tensor<std::int32_t>& x, bool training) { return (*held)(x, training); };
+        seq_->index64 = [held](const tensor<std::int64_t>& x, bool training) { return (*held)(x, training); };
+      }
+    }
     seq_->layers.push_back(held);
     seq_->calls.push_back([held](const tensor<float>& x, bool training) { return (*held)(x, training); });
     seq_->names.push_back(std::move(name));
@@ -52,6 +60,31 @@ class sequential : public layer_of<sequential>, public keras_model<sequential> {
   std::size_t size() const noexcept { return seq_->layers.size(); }
   layer& operator[](std::size_t i) const { return *seq_->layers.at(i); }
   const std::string& layer_name(std::size_t i) const { return seq_->names.at(i); }
+
+  /// Says an enclosing sequential to pass integer input to this one when it comes first.
+  static constexpr bool takes_indices = true;
+
+  /// Float input: the layers in order.
+  using layer_of::operator();
+  /// Integer indices: the first layer's lookup (an embedding's), then the other layers in order;
+  /// an error naming the first layer when it takes no indices.
+  template <eager::gather_index I>
+  tensor<float> operator()(const tensor<I>& x, bool training = false) {
+    const auto& first = [&]() -> const auto& {
+      if constexpr (std::is_same_v<I, std::int32_t>) return seq_->index32;
+      else return seq_->index64;
+    }();
+    FG_CHECK(first, value_error, "fg::nn::sequential '", name(), "': called on ",
+             std::is_same_v<I, std::int32_t> ? "int32" : "int64", " input, but ",
+             seq_->layers.empty() ? std::string("it has no layers")
+                                  : "its first layer '" + seq_->names[0] + "' (" + seq_->layers[0]->type_name() +
+                                        ") takes float input",
+             "; integer indices go to a sequential whose first layer is an embedding (else use fg::cast<float>)");
+    tensor<float> y = first(x, training);
+    for (std::size_t i = 1; i < seq_->calls.size(); ++i) y = seq_->calls[i](y, training);
+    set_output_shape(y.shape());
+    return y;
+  }
 
   /// The layers in order (float32, as Keras' models are by default).
   template <class T>
@@ -65,7 +98,8 @@ class sequential : public layer_of<sequential>, public keras_model<sequential> {
   std::vector<named_variable> weights() const override {
     std::vector<named_variable> out;
     for (std::size_t i = 0; i < seq_->layers.size(); ++i)
-      for (const named_variable& w : seq_->layers[i]->weights()) out.push_back({seq_->names[i] + "/" + w.name, w.value});
+      for (const named_variable& w : seq_->layers[i]->weights())
+        out.push_back({seq_->names[i] + "/" + w.name, w.value, w.regularizer});
     return out;
   }
 
@@ -131,6 +165,9 @@ class sequential : public layer_of<sequential>, public keras_model<sequential> {
   struct state {
     std::vector<std::shared_ptr<layer>> layers;  ///< each a copy of the handle given (the same layer)
     std::vector<std::function<tensor<float>(const tensor<float>&, bool)>> calls;  ///< each layer's own call
+    /// The first layer's call on indices, when it takes them (an embedding).
+    std::function<tensor<float>(const tensor<std::int32_t>&, bool)> index32;
+    std::function<tensor<float>(const tensor<std::int64_t>&, bool)> index64;
     std::vector<std::string> names;
   };
   static std::string grouped(std::size_t n) {

@@ -6,23 +6,36 @@
 /// takes one element of the gradient, the variable and each slot, by reference, and updates
 /// them in place; an evaluator applies it to every element in one pass (eval/host_training.hpp),
 /// so a variable's update reads the gradient, the variable and its slots once and writes the
-/// variable and its slots once. The formulas and their order of operations are Keras 3's
-/// (keras/src/optimizers), in the variable's element type; a factor that Keras computes from
-/// Python floats, such as 1 - beta_1, is computed in double by the caller and rounded once, as
+/// variable and its slots once. The call operator is a template over the element: the host loop
+/// also calls it with SIMD batches (the step's scalars stay T), so a choice per element is
+/// written with detail::larger, never with `?:`. The formulas and their order of operations are
+/// Keras 3's (keras/src/optimizers), in the variable's element type; a factor that Keras computes
+/// from Python floats, such as 1 - beta_1, is computed in double by the caller and rounded once, as
 /// Keras rounds it.
 
 #include <cmath>
+#include <type_traits>
 
 #include "../core/config.hpp"
 
 namespace fusegrad::ops {
+namespace detail {
+/// The larger of a and b, b where either is NaN; for a SIMD batch, its elementwise max (found by
+/// argument-dependent lookup), which keeps the same rule.
+template <class V>
+FG_HD V larger(const V& a, const V& b) {
+  if constexpr (std::is_arithmetic_v<V>) return a > b ? a : b;
+  else return max(a, b);
+}
+}  // namespace detail
 
 /// var -= lr * g (tf.raw_ops.ApplyGradientDescent; Keras' SGD without momentum).
 template <class T>
 struct gradient_descent_rule {
   static constexpr int slots = 0;
   T lr;
-  FG_HD void operator()(T g, T& w) const { w -= lr * g; }
+  template <class V>
+  FG_HD void operator()(V g, V& w) const { w -= lr * g; }
 };
 
 /// Keras' SGD with momentum: m = momentum * m - lr * g, then w += m, or with Nesterov's
@@ -32,7 +45,8 @@ struct momentum_rule {
   static constexpr int slots = 1;
   T lr, momentum;
   bool nesterov;
-  FG_HD void operator()(T g, T& w, T& m) const {
+  template <class V>
+  FG_HD void operator()(V g, V& w, V& m) const {
     m = momentum * m - lr * g;
     if (nesterov) w += momentum * m - lr * g;
     else w += m;
@@ -47,7 +61,8 @@ template <class T>
 struct adam_rule {
   static constexpr int slots = 2;
   T alpha, one_minus_beta_1, one_minus_beta_2, epsilon, lr, weight_decay;
-  FG_HD void operator()(T g, T& w, T& m, T& v) const {
+  template <class V>
+  FG_HD void operator()(V g, V& w, V& m, V& v) const {
     using std::sqrt;
     if (weight_decay != T(0)) w = w - w * weight_decay * lr;
     m += (g - m) * one_minus_beta_1;
@@ -61,12 +76,13 @@ template <class T>
 struct adam_amsgrad_rule {
   static constexpr int slots = 3;
   T alpha, one_minus_beta_1, one_minus_beta_2, epsilon, lr, weight_decay;
-  FG_HD void operator()(T g, T& w, T& m, T& v, T& v_hat) const {
+  template <class V>
+  FG_HD void operator()(V g, V& w, V& m, V& v, V& v_hat) const {
     using std::sqrt;
     if (weight_decay != T(0)) w = w - w * weight_decay * lr;
     m += (g - m) * one_minus_beta_1;
     v += (g * g - v) * one_minus_beta_2;
-    v_hat = v_hat > v ? v_hat : v;
+    v_hat = detail::larger(v_hat, v);
     w -= (m * alpha) / (sqrt(v_hat) + epsilon);
   }
 };
@@ -77,7 +93,8 @@ template <class T>
 struct rms_prop_rule {
   static constexpr int slots = 1;
   T lr, rho, one_minus_rho, epsilon;
-  FG_HD void operator()(T g, T& w, T& v) const {
+  template <class V>
+  FG_HD void operator()(V g, V& w, V& v) const {
     using std::sqrt;
     v = rho * v + one_minus_rho * (g * g);
     w -= (lr * g) / sqrt(v + epsilon);
@@ -89,7 +106,8 @@ template <class T>
 struct rms_prop_momentum_rule {
   static constexpr int slots = 2;
   T lr, rho, one_minus_rho, epsilon, momentum;
-  FG_HD void operator()(T g, T& w, T& v, T& p) const {
+  template <class V>
+  FG_HD void operator()(V g, V& w, V& v, V& p) const {
     using std::sqrt;
     v = rho * v + one_minus_rho * (g * g);
     p = momentum * p + (lr * g) / sqrt(v + epsilon);
@@ -103,11 +121,12 @@ template <class T>
 struct rms_prop_centered_rule {
   static constexpr int slots = 3;
   T lr, rho, one_minus_rho, epsilon, momentum;
-  FG_HD void operator()(T g, T& w, T& v, T& a, T& p) const {
+  template <class V>
+  FG_HD void operator()(V g, V& w, V& v, V& a, V& p) const {
     using std::sqrt;
     v = rho * v + one_minus_rho * (g * g);
     a = rho * a + one_minus_rho * g;
-    const T increment = (lr * g) / sqrt(v - a * a + epsilon);
+    const V increment = (lr * g) / sqrt(v - a * a + epsilon);
     if (momentum > T(0)) {
       p = momentum * p + increment;
       w -= p;
@@ -122,7 +141,8 @@ template <class T>
 struct adagrad_rule {
   static constexpr int slots = 1;
   T lr, epsilon;
-  FG_HD void operator()(T g, T& w, T& s) const {
+  template <class V>
+  FG_HD void operator()(V g, V& w, V& s) const {
     using std::sqrt;
     s += g * g;
     w -= (lr * g) / sqrt(s + epsilon);
