@@ -29,3 +29,14 @@ double chain_ceiling_forward_backward(const float* x, float* dx, std::size_t n) 
   }
   return loss;
 }
+
+/// One Adam step in place (Keras' formula, as adam_update.cpp's hand loop), vectorised with fast
+/// math: the ceiling of a one-pass update.
+void adam_ceiling(float* __restrict w, float* __restrict m, float* __restrict v, const float* __restrict g,
+                  std::size_t n, float alpha, float c1, float c2, float eps) {
+  for (std::size_t i = 0; i < n; ++i) {
+    m[i] += (g[i] - m[i]) * c1;
+    v[i] += (g[i] * g[i] - v[i]) * c2;
+    w[i] -= (m[i] * alpha) / (std::sqrt(v[i]) + eps);
+  }
+}
