@@ -10,8 +10,9 @@
 /// package mode (FUSEGRAD_SEPARATE_ENGINES, Note [separate engines]) their float32 and float64
 /// instantiations are compiled once in libfusegrad (src/nn.cpp) and only declared where they
 /// are defined, as the op tables are (Note [shared op tables]): the activations here, the
-/// losses, the regularizers, compile's metrics (nn/fit.hpp) and the training ops
-/// (eager/training.hpp), each list `extern` in programs and empty in the library. A device
+/// losses, the regularizers, compile's metrics (nn/fit.hpp), a sequential's fit, evaluate and
+/// predict (nn/sequential.hpp) and the training ops (eager/training.hpp), each list `extern` in
+/// programs and empty in the library. A device
 /// program (FUSEGRAD_DEVICE) compiles them itself: the library's are host code.
 
 #include <string>

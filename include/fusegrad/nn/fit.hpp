@@ -204,6 +204,7 @@ any_metric metric_named(const std::string& name, const std::string& loss) {
 /// package mode (Note [shared layer code], src/nn.cpp): P is `extern` here, empty there.
 #define FG_SHARED_FIT(P)                                                                                         \
   P template impl::any_metric impl::metric_named<void>(const std::string&, const std::string&);                  \
+  P template target impl::rows<void>(const target&, const tensor<std::int64_t>&);                                 \
   P template tensor<float> impl::compiled_loss(const losses::mean_squared_error&, const target&, const tensor<float>&); \
   P template tensor<float> impl::compiled_loss(const losses::mean_absolute_error&, const target&, const tensor<float>&); \
   P template tensor<float> impl::compiled_loss(const losses::kl_divergence&, const target&, const tensor<float>&); \
@@ -261,116 +262,14 @@ class keras_model {
   std::vector<tensor<float>> losses() const { return regularization_losses(static_cast<const D&>(*this)); }
 
  private:
+  // fit, evaluate and predict on x of element type X (defined below the class, so that a model
+  // type's float32 forms can be compiled once: Note [shared layer code]).
   template <class X>
-  history run_fit(const tensor<X>& x, const target& y, fit_options o) {
-    const compiled& c = check_compiled("fit");
-    const std::int64_t n = static_cast<std::int64_t>(x.shape().rank() ? x.shape()[0] : 0);
-    FG_CHECK(impl::samples(y) == n, shape_error, "fg::nn::fit: x has ", n, " samples (shape ", x.shape(),
-             ") but y has ", impl::samples(y));
-    FG_CHECK(o.batch_size > 0 && o.epochs >= 0 && o.validation_split >= 0 && o.validation_split < 1, value_error,
-             "fg::nn::fit: batch_size must be positive, epochs at least 0 and validation_split in [0, 1)");
-    // The validation samples: given, or the last validation_split of x and y, before shuffling.
-    std::int64_t train_n = n;
-    std::optional<std::pair<tensor<X>, target>> val;
-    if (o.validation_data) val = std::pair{impl::input_as<X>(o.validation_data->first), o.validation_data->second};
-    if (!val && o.validation_split > 0) {
-      train_n = n - static_cast<std::int64_t>(static_cast<double>(n) * o.validation_split);
-      val = std::pair{gather(x, range_of(train_n, n), 0), impl::rows(y, range_of(train_n, n))};
-    }
-    FG_CHECK(train_n > 0, value_error, "fg::nn::fit: no training samples left after validation_split");
-    callbacks::training_context ctx;
-    ctx.optimizer = c.options.optimizer.get();
-    ctx.epochs = o.epochs;
-    ctx.steps = (train_n + o.batch_size - 1) / o.batch_size;
-    std::vector<callbacks::callback_ref> cbs = o.callbacks;
-    cbs.emplace_back(callbacks::progress_logger(o.verbose, o.output == nullptr && isatty(1),
-                                                o.output ? *o.output : std::cout));
-    history h;
-    logs last;
-    std::mt19937_64 rng(o.seed.value_or(0x5eed));
-    std::vector<std::int64_t> order(static_cast<std::size_t>(train_n));
-    std::vector<variable<float>> vars;  // found by the walk once the first call has made them
-    for (auto& cb : cbs) cb->attach(&ctx);
-    for (auto& cb : cbs) cb->on_train_begin(last);
-    for (int epoch = o.initial_epoch; epoch < o.epochs && !ctx.stop; ++epoch) {
-      for (auto& cb : cbs) cb->on_epoch_begin(epoch, last);
-      std::iota(order.begin(), order.end(), std::int64_t{0});
-      if (o.shuffle) std::shuffle(order.begin(), order.end(), rng);
-      reset_metrics(c);
-      double loss_sum = 0;
-      std::int64_t seen = 0;
-      for (std::int64_t b = 0; b < ctx.steps; ++b) {
-        const std::int64_t lo = b * o.batch_size, hi = std::min(train_n, lo + o.batch_size);
-        const tensor<std::int64_t> idx(fg::shape{static_cast<std::size_t>(hi - lo)},
-                                       std::vector<std::int64_t>(order.begin() + lo, order.begin() + hi));
-        for (auto& cb : cbs) cb->on_batch_begin(b, last);
-        const tensor<X> xb = gather(x, idx, 0);
-        const target yb = impl::rows(y, idx);
-        gradient_tape tape;
-        const tensor<float> pred = self()(xb, true);
-        if (ctx.variables.empty()) {  // the variables exist after the first call
-          ctx.variables = named_variables(self());
-          vars = trainable_variables(self());
-        }
-        const tensor<float> loss = impl::with_regularization(c.options.loss(yb, pred), ctx.variables);
-        c.options.optimizer.get()->apply_gradients(tape.gradient(loss, vars), vars);
-        loss_sum += static_cast<double>(loss.item()) * static_cast<double>(hi - lo);
-        seen += hi - lo;
-        for (const impl::any_metric& m : c.metrics) m.update(yb, pred);
-        logs batch{{"loss", loss_sum / static_cast<double>(seen)}};
-        for (const impl::any_metric& m : c.metrics) batch[m.name] = m.result();
-        for (auto& cb : cbs) cb->on_batch_end(b, batch);
-      }
-      logs epoch_logs{{"loss", loss_sum / static_cast<double>(std::max<std::int64_t>(seen, 1))}};
-      for (const impl::any_metric& m : c.metrics) epoch_logs[m.name] = m.result();
-      if (val) {
-        const logs v = run_evaluate(val->first, val->second, {.batch_size = o.batch_size});
-        for (const auto& [k, value] : v) epoch_logs["val_" + k] = value;
-      }
-      for (const auto& [k, value] : epoch_logs) h.values[k].push_back(value);
-      h.epochs.push_back(epoch);
-      last = epoch_logs;
-      for (auto& cb : cbs) cb->on_epoch_end(epoch, epoch_logs);
-    }
-    for (auto& cb : cbs) cb->on_train_end(last);
-    return h;
-  }
-
+  history run_fit(const tensor<X>& x, const target& y, fit_options o);
   template <class X>
-  logs run_evaluate(const tensor<X>& x, const target& y, evaluate_options o) {
-    const compiled& c = check_compiled("evaluate");
-    const std::int64_t n = static_cast<std::int64_t>(x.shape().rank() ? x.shape()[0] : 0);
-    FG_CHECK(impl::samples(y) == n, shape_error, "fg::nn::evaluate: x has ", n, " samples (shape ", x.shape(),
-             ") but y has ", impl::samples(y));
-    FG_CHECK(o.batch_size > 0, value_error, "fg::nn::evaluate: batch_size must be positive, got ", o.batch_size);
-    reset_metrics(c);
-    double loss_sum = 0;
-    std::vector<named_variable> vars;  // found by the walk once the first call has made them
-    for (std::int64_t lo = 0; lo < n; lo += o.batch_size) {
-      const std::int64_t hi = std::min(n, lo + o.batch_size);
-      const tensor<std::int64_t> idx = range_of(lo, hi);
-      const tensor<float> pred = self()(gather(x, idx, 0), false);
-      if (lo == 0) vars = named_variables(self());
-      const target yb = impl::rows(y, idx);
-      const tensor<float> loss = impl::with_regularization(c.options.loss(yb, pred), vars);
-      loss_sum += static_cast<double>(loss.item()) * static_cast<double>(hi - lo);
-      for (const impl::any_metric& m : c.metrics) m.update(yb, pred);
-    }
-    logs out{{"loss", n ? loss_sum / static_cast<double>(n) : 0.0}};
-    for (const impl::any_metric& m : c.metrics) out[m.name] = m.result();
-    return out;
-  }
-
+  logs run_evaluate(const tensor<X>& x, const target& y, evaluate_options o);
   template <class X>
-  tensor<float> run_predict(const tensor<X>& x, evaluate_options o) {
-    FG_CHECK(o.batch_size > 0, value_error, "fg::nn::predict: batch_size must be positive, got ", o.batch_size);
-    const std::int64_t n = static_cast<std::int64_t>(x.shape().rank() ? x.shape()[0] : 0);
-    std::vector<tensor<float>> parts;
-    for (std::int64_t lo = 0; lo < n; lo += o.batch_size)
-      parts.push_back(self()(gather(x, range_of(lo, std::min(n, lo + o.batch_size)), 0), false));
-    FG_CHECK(!parts.empty(), value_error, "fg::nn::predict: x has no samples");
-    return parts.size() == 1 ? parts[0] : concat(parts, 0);
-  }
+  tensor<float> run_predict(const tensor<X>& x, evaluate_options o);
 
   struct compiled {
     compile_options options;
@@ -391,6 +290,120 @@ class keras_model {
   }
   std::shared_ptr<compiled> c_;
 };
+
+template <class D>
+template <class X>
+history keras_model<D>::run_fit(const tensor<X>& x, const target& y, fit_options o) {
+  const compiled& c = check_compiled("fit");
+  const std::int64_t n = static_cast<std::int64_t>(x.shape().rank() ? x.shape()[0] : 0);
+  FG_CHECK(impl::samples(y) == n, shape_error, "fg::nn::fit: x has ", n, " samples (shape ", x.shape(),
+           ") but y has ", impl::samples(y));
+  FG_CHECK(o.batch_size > 0 && o.epochs >= 0 && o.validation_split >= 0 && o.validation_split < 1, value_error,
+           "fg::nn::fit: batch_size must be positive, epochs at least 0 and validation_split in [0, 1)");
+  // The validation samples: given, or the last validation_split of x and y, before shuffling.
+  std::int64_t train_n = n;
+  std::optional<std::pair<tensor<X>, target>> val;
+  if (o.validation_data) val = std::pair{impl::input_as<X>(o.validation_data->first), o.validation_data->second};
+  if (!val && o.validation_split > 0) {
+    train_n = n - static_cast<std::int64_t>(static_cast<double>(n) * o.validation_split);
+    val = std::pair{gather(x, range_of(train_n, n), 0), impl::rows(y, range_of(train_n, n))};
+  }
+  FG_CHECK(train_n > 0, value_error, "fg::nn::fit: no training samples left after validation_split");
+  callbacks::training_context ctx;
+  ctx.optimizer = c.options.optimizer.get();
+  ctx.epochs = o.epochs;
+  ctx.steps = (train_n + o.batch_size - 1) / o.batch_size;
+  std::vector<callbacks::callback_ref> cbs = o.callbacks;
+  cbs.emplace_back(callbacks::progress_logger(o.verbose, o.output == nullptr && isatty(1),
+                                              o.output ? *o.output : std::cout));
+  history h;
+  logs last;
+  std::mt19937_64 rng(o.seed.value_or(0x5eed));
+  std::vector<std::int64_t> order(static_cast<std::size_t>(train_n));
+  std::vector<variable<float>> vars;  // found by the walk once the first call has made them
+  for (auto& cb : cbs) cb->attach(&ctx);
+  for (auto& cb : cbs) cb->on_train_begin(last);
+  for (int epoch = o.initial_epoch; epoch < o.epochs && !ctx.stop; ++epoch) {
+    for (auto& cb : cbs) cb->on_epoch_begin(epoch, last);
+    std::iota(order.begin(), order.end(), std::int64_t{0});
+    if (o.shuffle) std::shuffle(order.begin(), order.end(), rng);
+    reset_metrics(c);
+    double loss_sum = 0;
+    std::int64_t seen = 0;
+    for (std::int64_t b = 0; b < ctx.steps; ++b) {
+      const std::int64_t lo = b * o.batch_size, hi = std::min(train_n, lo + o.batch_size);
+      const tensor<std::int64_t> idx(fg::shape{static_cast<std::size_t>(hi - lo)},
+                                     std::vector<std::int64_t>(order.begin() + lo, order.begin() + hi));
+      for (auto& cb : cbs) cb->on_batch_begin(b, last);
+      const tensor<X> xb = gather(x, idx, 0);
+      const target yb = impl::rows(y, idx);
+      gradient_tape tape;
+      const tensor<float> pred = self()(xb, true);
+      if (ctx.variables.empty()) {  // the variables exist after the first call
+        ctx.variables = named_variables(self());
+        vars = trainable_variables(self());
+      }
+      const tensor<float> loss = impl::with_regularization(c.options.loss(yb, pred), ctx.variables);
+      c.options.optimizer.get()->apply_gradients(tape.gradient(loss, vars), vars);
+      loss_sum += static_cast<double>(loss.item()) * static_cast<double>(hi - lo);
+      seen += hi - lo;
+      for (const impl::any_metric& m : c.metrics) m.update(yb, pred);
+      logs batch{{"loss", loss_sum / static_cast<double>(seen)}};
+      for (const impl::any_metric& m : c.metrics) batch[m.name] = m.result();
+      for (auto& cb : cbs) cb->on_batch_end(b, batch);
+    }
+    logs epoch_logs{{"loss", loss_sum / static_cast<double>(std::max<std::int64_t>(seen, 1))}};
+    for (const impl::any_metric& m : c.metrics) epoch_logs[m.name] = m.result();
+    if (val) {
+      const logs v = run_evaluate(val->first, val->second, {.batch_size = o.batch_size});
+      for (const auto& [k, value] : v) epoch_logs["val_" + k] = value;
+    }
+    for (const auto& [k, value] : epoch_logs) h.values[k].push_back(value);
+    h.epochs.push_back(epoch);
+    last = epoch_logs;
+    for (auto& cb : cbs) cb->on_epoch_end(epoch, epoch_logs);
+  }
+  for (auto& cb : cbs) cb->on_train_end(last);
+  return h;
+}
+
+template <class D>
+template <class X>
+logs keras_model<D>::run_evaluate(const tensor<X>& x, const target& y, evaluate_options o) {
+  const compiled& c = check_compiled("evaluate");
+  const std::int64_t n = static_cast<std::int64_t>(x.shape().rank() ? x.shape()[0] : 0);
+  FG_CHECK(impl::samples(y) == n, shape_error, "fg::nn::evaluate: x has ", n, " samples (shape ", x.shape(),
+           ") but y has ", impl::samples(y));
+  FG_CHECK(o.batch_size > 0, value_error, "fg::nn::evaluate: batch_size must be positive, got ", o.batch_size);
+  reset_metrics(c);
+  double loss_sum = 0;
+  std::vector<named_variable> vars;  // found by the walk once the first call has made them
+  for (std::int64_t lo = 0; lo < n; lo += o.batch_size) {
+    const std::int64_t hi = std::min(n, lo + o.batch_size);
+    const tensor<std::int64_t> idx = range_of(lo, hi);
+    const tensor<float> pred = self()(gather(x, idx, 0), false);
+    if (lo == 0) vars = named_variables(self());
+    const target yb = impl::rows(y, idx);
+    const tensor<float> loss = impl::with_regularization(c.options.loss(yb, pred), vars);
+    loss_sum += static_cast<double>(loss.item()) * static_cast<double>(hi - lo);
+    for (const impl::any_metric& m : c.metrics) m.update(yb, pred);
+  }
+  logs out{{"loss", n ? loss_sum / static_cast<double>(n) : 0.0}};
+  for (const impl::any_metric& m : c.metrics) out[m.name] = m.result();
+  return out;
+}
+
+template <class D>
+template <class X>
+tensor<float> keras_model<D>::run_predict(const tensor<X>& x, evaluate_options o) {
+  FG_CHECK(o.batch_size > 0, value_error, "fg::nn::predict: batch_size must be positive, got ", o.batch_size);
+  const std::int64_t n = static_cast<std::int64_t>(x.shape().rank() ? x.shape()[0] : 0);
+  std::vector<tensor<float>> parts;
+  for (std::int64_t lo = 0; lo < n; lo += o.batch_size)
+    parts.push_back(self()(gather(x, range_of(lo, std::min(n, lo + o.batch_size)), 0), false));
+  FG_CHECK(!parts.empty(), value_error, "fg::nn::predict: x has no samples");
+  return parts.size() == 1 ? parts[0] : concat(parts, 0);
+}
 
 /// A plain struct S with Keras' methods: `nn::model<mnist_model> m; m.compile(...); m.fit(...)`.
 /// S must be callable as s(x, training) and adapted to Boost.Hana; the walk sees S's members.

@@ -195,4 +195,16 @@ class sequential : public layer_of<sequential>, public keras_model<sequential> {
   }
   std::shared_ptr<state> seq_;
 };
+
+/// A sequential's fit, evaluate and predict, compiled once in libfusegrad in package mode (Note
+/// [shared layer code], src/nn.cpp): P is `extern` here, empty there.
+#define FG_SHARED_SEQUENTIAL(P, X)                                                                         \
+  P template history keras_model<sequential>::run_fit<X>(const tensor<X>&, const target&, fit_options);   \
+  P template logs keras_model<sequential>::run_evaluate<X>(const tensor<X>&, const target&, evaluate_options); \
+  P template tensor<float> keras_model<sequential>::run_predict<X>(const tensor<X>&, evaluate_options);
+#if defined(FUSEGRAD_SEPARATE_ENGINES) && !defined(FUSEGRAD_DEVICE)
+FG_SHARED_SEQUENTIAL(extern, float)
+FG_SHARED_SEQUENTIAL(extern, std::int32_t)
+FG_SHARED_SEQUENTIAL(extern, std::int64_t)
+#endif
 }  // namespace fusegrad::nn
