@@ -752,6 +752,34 @@ TEST_CASE("fit: a Sequential classifier trained with compile/fit, validation and
   for (std::size_t i = 0; i < p.size(); ++i) CHECK(p.data()[i] == Approx(whole.data()[i]).epsilon(1e-5).margin(1e-6));
 }
 
+TEST_CASE("summary: nn::model<S> prints its struct's layers, each once, named by member", "[fit][layers]") {
+  namespace nn = fg::nn;
+  nn::model<small_net> m;
+  // Before the first call: no variables, no shapes.
+  CHECK(m.summary_text().find("│ hidden (Dense)                  │ ?                      │             0 │") !=
+        std::string::npos);
+  (void)m(fg::ones<float>({4, 3}));
+  const std::string text = m.summary_text();
+  // hidden: 3 x 16 + 16 = 64 parameters; out: 16 x 2 + 2 = 34; 98 float32 = 392 bytes.
+  CHECK(text.rfind("Model: \"small_net\"\n", 0) == 0);
+  CHECK(text.find("│ hidden (Dense)                  │ (None, 16)             │            64 │\n") != std::string::npos);
+  CHECK(text.find("│ out (Dense)                     │ (None, 2)              │            34 │\n") != std::string::npos);
+  CHECK(text.find(" Total params: 98 (392.00 B)\n Trainable params: 98 (392.00 B)\n Non-trainable params: 0 (0.00 B)\n") !=
+        std::string::npos);
+  // The same table as a sequential of the same layers prints, but for the title and the names.
+  nn::sequential seq{m.hidden, m.out};
+  std::string expected = seq.summary_text();
+  expected.replace(0, expected.find('\n'), "Model: \"small_net\"");
+  expected.replace(expected.find("dense (Dense)  "), 15, "hidden (Dense) ");
+  expected.replace(expected.find("dense_1 (Dense)"), 15, "out (Dense)    ");
+  CHECK(text == expected);
+  // A layer held twice (nested::alias is nested::shared) is one row, under its first path.
+  const auto layers = nn::impl::named_layers(nested{});
+  std::vector<std::string> names;
+  for (const auto& [name, l] : layers) names.push_back(name);
+  CHECK(names == std::vector<std::string>{"blocks/0/inner", "blocks/1/inner", "heads/0", "shared"});
+}
+
 TEST_CASE("fit: nn::model gives a plain struct Keras' methods; callbacks; errors", "[fit]") {
   namespace nn = fg::nn;
   const two_classes d = make_two_classes(256, 9);

@@ -189,6 +189,11 @@ PROGRAMS = {
                               "ok = vars.size() == 2 && vars[1].name == \"1\" && fusegrad::nn::trainable_variables(m).size() == 2;"),
     "fusegrad/nn/sequential.hpp": (["fusegrad/nn/dense.hpp"], "fusegrad::nn::sequential s{fusegrad::nn::dense(2), fusegrad::nn::dense(1)};\n"
                                    "ok = s(fg::ones<float>({3, 4})).shape() == fg::shape{3, 1} && s.layer_name(1) == \"dense_1\";"),
+    "fusegrad/nn/summary.hpp": (["fusegrad/nn/dense.hpp", "sstream"], "fusegrad::nn::dense d(3);\n"
+                                "(void)d(fg::ones<float>({2, 4}));\n"
+                                "std::ostringstream os;\n"
+                                "fusegrad::nn::impl::summary_table(os, \"m\", {{\"d\", &d}});\n"
+                                "ok = os.str().find(\"(None, 3)\") != std::string::npos && fusegrad::nn::impl::grouped(1290) == \"1,290\";"),
     "fusegrad/nn/losses.hpp": ([], "ok = fusegrad::nn::losses::mean_squared_error()(fg::tensor<float>{{1.f, 2.f}}, fg::tensor<float>{{2.f, 4.f}}).item() == 2.5f;"),
     "fusegrad/nn/metrics.hpp": ([], "fusegrad::nn::metrics::mean m;\nm(0.0);\nok = m(5.0).item() == 2.5f;"),
     "fusegrad/nn/optimizers/adam.hpp": ([], "fg::variable<float> w(fg::tensor<float>{1.f}, \"w\");\n"

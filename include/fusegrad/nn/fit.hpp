@@ -15,18 +15,24 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdlib>
 #include <functional>
 #include <map>
 #include <memory>
 #include <numeric>
 #include <optional>
 #include <random>
+#include <sstream>
 #include <string>
 #include <type_traits>
+#include <typeinfo>
 #include <unistd.h>
 #include <utility>
 #include <variant>
 #include <vector>
+#if __has_include(<cxxabi.h>)
+#include <cxxabi.h>
+#endif
 
 #include "../eager/indexing.hpp"
 #include "../eager/shape_ops.hpp"
@@ -34,6 +40,7 @@
 #include "losses.hpp"
 #include "metrics.hpp"
 #include "model.hpp"
+#include "summary.hpp"
 
 namespace fusegrad::nn {
 
@@ -66,6 +73,20 @@ tensor<T> targets_as(const target& y) {
 }
 
 namespace impl {
+/// T's name as written, without its namespaces (where the compiler can demangle it).
+template <class T>
+std::string type_name() {
+  std::string n = typeid(T).name();
+#if __has_include(<cxxabi.h>)
+  int status = 0;
+  if (char* d = abi::__cxa_demangle(n.c_str(), nullptr, nullptr, &status)) {
+    n = d;
+    std::free(d);
+  }
+#endif
+  const std::size_t colons = n.rfind("::", n.find('<'));
+  return colons == std::string::npos ? n : n.substr(colons + 2);
+}
 /// Loss l on float32 predictions, the targets cast to what l takes: class indices (int64) or
 /// float32.
 template <class L>
@@ -415,5 +436,20 @@ class model : public S, public keras_model<model<S>> {
   model() = default;
   explicit model(S s) : S(std::move(s)) {}
   using S::operator();
+
+  /// The model's name in summary(): S's name without its namespaces ("mnist_model").
+  std::string name() const { return impl::type_name<S>(); }
+  /// TensorFlow 2's summary table over S's layers (found by the walk, each once, named by its
+  /// member path), as Keras prints a subclassed model's. The output shapes are those of each
+  /// layer's last call.
+  void summary(std::ostream& os = std::cout) const {
+    impl::summary_table(os, name(), impl::named_layers(static_cast<const S&>(*this)));
+  }
+  /// summary()'s text.
+  std::string summary_text() const {
+    std::ostringstream os;
+    summary(os);
+    return os.str();
+  }
 };
 }  // namespace fusegrad::nn

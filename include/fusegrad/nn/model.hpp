@@ -16,6 +16,7 @@
 #include <string_view>
 #include <type_traits>
 #include <unordered_set>
+#include <utility>
 #include <vector>
 
 #include <boost/hana/accessors.hpp>
@@ -61,6 +62,8 @@ inline std::string join(const std::string& path, std::string_view name) {
 struct walker {
   std::vector<named_variable> out;
   std::unordered_set<tensor_id> seen;
+  std::vector<std::pair<std::string, const layer*>> layers;  ///< each layer once, under its first path
+  std::unordered_set<const void*> seen_layers;  ///< by the name a layer's handles share: its identity
 
   void add(const std::string& name, const any_variable& v, const regularizers::regularizer& reg = {}) {
     const tensor_id id = std::visit([](const auto& x) { return x.id(); }, v);
@@ -70,6 +73,7 @@ struct walker {
   template <class M>
   void operator()(const M& m, const std::string& path) {
     if constexpr (std::derived_from<M, layer>) {
+      if (seen_layers.insert(&m.name()).second) layers.emplace_back(path.empty() ? m.name() : path, &m);
       for (const named_variable& w : m.weights())
         add(join(path.empty() ? m.name() : path, w.name), w.value, w.regularizer);
     } else if constexpr (is_variable<M>::value) {
@@ -109,6 +113,15 @@ std::vector<variable<T>> of_type(const std::vector<named_variable>& all, int tra
     if (const auto* x = std::get_if<variable<T>>(&v.value))
       if (trainable < 0 || x->trainable() == (trainable == 1)) out.push_back(*x);
   return out;
+}
+
+/// The layers of model m, each once, with its path name, in the walk's order (Note [model
+/// walk]); the pointers are into m.
+template <class M>
+std::vector<std::pair<std::string, const layer*>> named_layers(const M& m) {
+  walker w;
+  w(m, "");
+  return std::move(w.layers);
 }
 }  // namespace impl
 
