@@ -28,7 +28,7 @@ struct embedding_options {
 
 class embedding : public layer_of<embedding> {
  public:
-  /// Says nn::sequential to pass integer input to this layer when it comes first.
+  /// Tells nn::sequential to pass integer input to this layer when it comes first.
   static constexpr bool takes_indices = true;
 
   /// A lookup of input_dim rows of output_dim values.
