@@ -15,30 +15,15 @@ apply_gradients, eagerly and with the same step wrapped in tf.function. A framew
 installed is skipped with a note. Each framework is given N intra-op threads (and one inter-op
 thread). Each case makes its model afresh from the same fixed data and initial weights.
 """
-import argparse
-import statistics
 import sys
-import time
 
 import numpy as np
 
+import peer_timing
+from peer_timing import median_time
+
 BATCH, IN, HIDDEN, CLASSES = 128, 784, 256, 10
 SGD_LR, ADAM_LR, ADAM_EPS = 0.01, 1e-3, 1e-7
-
-
-def median_time(f, min_time=0.5, min_runs=20, warmup=5):
-    """The medians of f()'s wall time and of the process's CPU time (all its threads) over at
-    least min_runs calls and min_time seconds."""
-    for _ in range(warmup):
-        f()
-    wall, cpu = [], []
-    start = time.perf_counter()
-    while len(wall) < min_runs or time.perf_counter() - start < min_time:
-        t0, c0 = time.perf_counter(), time.process_time()
-        f()
-        wall.append(time.perf_counter() - t0)
-        cpu.append(time.process_time() - c0)
-    return statistics.median(wall), statistics.median(cpu)
 
 
 def report(framework, what, times):
@@ -134,17 +119,5 @@ def run_tf(threads):
             report("tf", f"{mode} step, {name}", median_time(f))
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--threads", type=int, default=1)
-    ap.add_argument("--framework", choices=["tf", "torch", "both"], default="both")
-    args = ap.parse_args()
-    if args.framework in ("torch", "both"):
-        run_torch(args.threads)
-    if args.framework in ("tf", "both"):
-        run_tf(args.threads)
-    return 0
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(peer_timing.main(__doc__.splitlines()[0], [("torch", run_torch), ("tf", run_tf)]))

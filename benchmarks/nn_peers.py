@@ -12,10 +12,9 @@ tensors, OIHW filters), as its users write it. A framework that is not installed
 with a note. Each framework is given N intra-op threads (and one inter-op thread). Results stay
 tensors (eager TensorFlow and PyTorch run CPU ops synchronously): no copy to numpy is timed.
 """
-import argparse
-import statistics
 import sys
-import time
+
+import peer_timing
 
 LAYERS = [(64, 28, 28, 1, 64), (64, 14, 14, 64, 128), (64, 7, 7, 128, 128)]
 CE_SHAPES = [(64, 10), (1024, 1000)]
@@ -23,15 +22,7 @@ CE_SHAPES = [(64, 10), (1024, 1000)]
 
 def median_time(f, min_time=0.5, min_runs=5):
     """The median of f()'s wall time over at least min_runs calls and min_time seconds."""
-    for _ in range(3):
-        f()
-    times = []
-    start = time.perf_counter()
-    while len(times) < min_runs or time.perf_counter() - start < min_time:
-        t0 = time.perf_counter()
-        f()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times)
+    return peer_timing.median_time(f, min_time, min_runs, warmup=3)[0]
 
 
 def report(framework, what, seconds, unit="ms"):
@@ -139,17 +130,5 @@ def run_torch(threads):
         report("torch", f"sparse CE + gradient, {b}x{k}", median_time(ce), "us")
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--threads", type=int, default=1)
-    ap.add_argument("--framework", choices=["tf", "torch", "both"], default="both")
-    args = ap.parse_args()
-    if args.framework in ("tf", "both"):
-        run_tf(args.threads)
-    if args.framework in ("torch", "both"):
-        run_torch(args.threads)
-    return 0
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(peer_timing.main(__doc__.splitlines()[0], [("tf", run_tf), ("torch", run_torch)]))

@@ -127,3 +127,59 @@ TEST_CASE("reduce_prod's gradient is the product of the other elements, zeros in
     CHECK(d2.data()[2] == Approx(3 + 2));
   }
 }
+
+namespace {
+/// The flat position in a tensor of shape s (right-aligned to iter, broadcast) of the element
+/// at flat position i of iter.
+std::size_t broadcast_position(const fg::shape& s, const fg::shape& iter, std::size_t i) {
+  std::size_t pos = 0, stride = 1;
+  for (std::size_t d = iter.rank(); d-- > 0;) {
+    const std::size_t idx = i % iter[d];
+    i /= iter[d];
+    const std::size_t off = iter.rank() - s.rank();
+    if (d >= off && s[d - off] != 1) pos += idx * stride;
+    if (d >= off) stride *= s[d - off];
+  }
+  return pos;
+}
+}  // namespace
+
+TEST_CASE("a fused backward pass over broadcast operands sums each gradient into its shape", "[tape][fusion]") {
+  // h = relu(a + b) * c, then y = sum(h), on the host, with no tape recording the backward step
+  // (h's backward is the block backward pass): b and c broadcast in patterns that cut blocks of 256 elements inside rows,
+  // repeat one element along the last axis, or hold whole inner rows. Against a loop in double.
+  struct pattern {
+    fg::shape iter, b, c;
+  };
+  const std::vector<pattern> patterns = {{{5, 300}, {300}, {5, 1}},          {{4, 3, 200}, {3, 1}, {200}},
+                                         {{2, 3, 130}, {2, 1, 130}, {3, 1}}, {{600, 2}, {1, 2}, {600, 1}},
+                                         {{3, 70, 4}, {70, 1}, {1, 70, 4}},  {{1000}, {1}, {1000}}};
+  for (const pattern& p : patterns) {
+    CAPTURE(p.iter, p.b, p.c);
+    const std::size_t n = p.iter.elements();
+    const fg::tensor<double> a = fg::random::uniform<double>(p.iter, 1, -1, 1),
+                             b = fg::random::uniform<double>(p.b, 2, -1, 1),
+                             c = fg::random::uniform<double>(p.c, 3, -1, 1);
+    fg::gradient_tape tape;
+    tape.watch(a);
+    tape.watch(b);
+    tape.watch(c);
+    const fg::tensor<double> h = fg::relu(a + b) * c;  // one evaluation: its backward is one pass
+    const fg::tensor<double> y = fg::reduce_sum(h);
+    const std::vector<fg::tensor<double>> g = tape.gradient(y, std::vector<fg::tensor<double>>{a, b, c});
+    std::vector<double> da(n, 0), db(p.b.elements(), 0), dc(p.c.elements(), 0);
+    for (std::size_t i = 0; i < n; ++i) {
+      const std::size_t ib = broadcast_position(p.b, p.iter, i), ic = broadcast_position(p.c, p.iter, i);
+      const double z = a.data()[i] + b.data()[ib];
+      const double on = z > 0 ? c.data()[ic] : 0;
+      da[i] += on;
+      db[ib] += on;
+      dc[ic] += z > 0 ? z : 0;
+    }
+    const std::vector<const std::vector<double>*> want = {&da, &db, &dc};
+    for (std::size_t k = 0; k < 3; ++k) {
+      REQUIRE(g[k].size() == want[k]->size());
+      for (std::size_t j = 0; j < want[k]->size(); ++j) CHECK(g[k].data()[j] == Approx((*want[k])[j]).epsilon(1e-12));
+    }
+  }
+}

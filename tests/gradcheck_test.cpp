@@ -7,15 +7,9 @@
 #include <random>
 
 #include "op_list.hpp"
+#include "test_helpers.hpp"
 
-namespace {
-fg::tensor<double> uniform(const fg::shape& s, double lo, double hi, std::mt19937_64& rng) {
-  fg::tensor<double> t(s, fg::device::cpu());
-  std::uniform_real_distribution<double> u(lo, hi);
-  for (std::size_t i = 0; i < t.size(); ++i) t.buffer()->data[i] = u(rng);
-  return t;
-}
-}  // namespace
+using fg_test::uniform;
 
 TEST_CASE("every differentiable op's gradients match finite differences (first and second order)", "[gradcheck]") {
   const std::uint64_t seed = std::random_device{}();

@@ -7,15 +7,11 @@
 #include <random>
 
 #include "layer_list.hpp"
+#include "test_helpers.hpp"
+
+using fg_test::uniform;
 
 namespace {
-fg::tensor<double> uniform(const fg::shape& s, double lo, double hi, std::mt19937_64& rng) {
-  fg::tensor<double> t(s, fg::device::cpu());
-  std::uniform_real_distribution<double> u(lo, hi);
-  for (std::size_t i = 0; i < t.size(); ++i) t.buffer()->data[i] = u(rng);
-  return t;
-}
-
 /// The largest error, relative as check_gradients measures it, between the tape's gradient of
 /// sum(layer(x) * w) with respect to the variable v and central differences over v's elements.
 double variable_gradient_error(fg_test::layer_under_test& l, const fg::tensor<double>& x, const fg::tensor<double>& w,

@@ -123,4 +123,12 @@ inline void check_gradients_fd(const op_fn& op, const std::vector<dtensor>& xs, 
     }
   }
 }
+/// A float64 tensor of shape s with elements drawn uniformly from [lo, hi) by rng (inputs of
+/// the gradient checks).
+inline fg::tensor<double> uniform(const fg::shape& s, double lo, double hi, std::mt19937_64& rng) {
+  fg::tensor<double> t(s, fg::device::cpu());
+  std::uniform_real_distribution<double> u(lo, hi);
+  for (std::size_t i = 0; i < t.size(); ++i) t.buffer()->data[i] = u(rng);
+  return t;
+}
 }  // namespace fg_test

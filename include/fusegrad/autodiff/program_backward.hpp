@@ -130,10 +130,13 @@ class broadcast_reader {
     }
   }
   /// The n elements from flat position start of the iteration space: in the tensor, or copied to buf.
+  /// A strided read goes run by run along the innermost axis: a run that the tensor holds
+  /// contiguously is returned in place when it covers all n (a bias over a batch's rows), else
+  /// copied at once; a run over a broadcast axis is one element repeated.
   const void* read(std::size_t start, std::size_t n, unsigned char* buf) const {
     if (mode_ == mode::direct) return base_ + start * elem_;
     if (mode_ == mode::splat) return splat_;
-    const std::size_t r = iter_.rank();
+    const std::size_t r = iter_.rank(), last = r - 1;
     std::array<std::size_t, max_rank> idx{};
     index_t off = 0;
     std::size_t rest = start;
@@ -142,13 +145,29 @@ class broadcast_reader {
       rest /= iter_[d];
       off += static_cast<index_t>(idx[d]) * strides_[d];
     }
-    for (std::size_t i = 0; i < n; ++i) {
-      copy_element(buf + i * elem_, base_ + off * static_cast<index_t>(elem_));
-      for (std::size_t d = r; d-- > 0;) {
-        off += strides_[d];
-        if (++idx[d] < iter_[d]) break;
+    const index_t step = strides_[last];
+    if (step == 1 && n <= iter_[last] - idx[last]) return base_ + off * static_cast<index_t>(elem_);
+    for (std::size_t i = 0; i < n;) {
+      const std::size_t run = std::min(n - i, iter_[last] - idx[last]);
+      unsigned char* to = buf + i * elem_;
+      const unsigned char* from = base_ + off * static_cast<index_t>(elem_);
+      if (step == 1) {
+        std::memcpy(to, from, run * elem_);
+      } else if (step == 0) {
+        for (std::size_t j = 0; j < run; ++j) copy_element(to + j * elem_, from);
+      } else {
+        for (std::size_t j = 0; j < run; ++j) copy_element(to + j * elem_, from + static_cast<index_t>(j) * step * static_cast<index_t>(elem_));
+      }
+      i += run;
+      off += static_cast<index_t>(run) * step;
+      idx[last] += run;
+      // Carry into the outer axes.
+      for (std::size_t d = r; d-- > 0 && idx[d] == iter_[d];) {
         off -= strides_[d] * static_cast<index_t>(iter_[d]);
         idx[d] = 0;
+        if (d == 0) break;
+        ++idx[d - 1];
+        off += strides_[d - 1];
       }
     }
     return buf;
@@ -169,12 +188,40 @@ class broadcast_reader {
   std::array<index_t, max_rank> strides_{};
 };
 
+/// Whether keep (of iter's rank) keeps a suffix of iter's axes and reduces the others (a
+/// bias's shape against a batch of rows).
+inline bool keeps_suffix(const fg::shape& keep, const fg::shape& iter) {
+  std::size_t d = keep.rank();
+  while (d > 0 && keep[d - 1] == iter[d - 1]) --d;
+  for (std::size_t e = 0; e < d; ++e)
+    if (keep[e] != 1) return false;
+  return true;
+}
+
+/// t (shape iter) summed down to target, which broadcasts to iter.
 template <class T>
 tensor<T> sum_host_to(const tensor<T>& t, const fg::shape& iter, const fg::shape& target) {
   const fg::shape keep = core::padded_to_rank(target, iter.rank());
   using A = typename ops::sum_reducer<T>::acc;
   std::vector<A> acc(keep.elements(), A(0));
-  host::reduce_host<ops::sum_reducer<T>>(expr::leaf<T>{t}, iter, keep, acc.data());
+  const std::size_t n = iter.elements(), width = keep.elements();
+  if (n <= host::detail::reduce_block && width > 0 && keeps_suffix(keep, iter)) {
+    // One block of reduce_host (Note [parallel reductions]): the rows added in order, the
+    // same bits, without copying each row to a buffer first.
+    // Groups of 8 columns: a loop of fixed length, which -O2 vectorizes.
+    const T* x = t.data();
+    A* a = acc.data();
+    const std::size_t by8 = width / 8 * 8;
+    for (std::size_t r = 0; r < n / width; ++r) {
+      const T* row = x + r * width;
+      std::size_t j = 0;
+      for (; j < by8; j += 8)
+        for (std::size_t k = 0; k < 8; ++k) a[j + k] += static_cast<A>(row[j + k]);
+      for (; j < width; ++j) a[j] += static_cast<A>(row[j]);
+    }
+  } else {
+    host::reduce_host<ops::sum_reducer<T>>(expr::leaf<T>{t}, iter, keep, acc.data());
+  }
   tensor<T> r(target, fg::device::cpu());
   for (std::size_t i = 0; i < acc.size(); ++i) r.buffer()->data[i] = static_cast<T>(acc[i]);
   return r;

@@ -49,7 +49,10 @@ void apply_update(const Rule& r, std::size_t n, const T* g, const T* w, T* w_out
                   const std::array<T*, S>& s_out) {
   static_assert(Rule::slots == S, "fusegrad: a training rule's slot count differs from the slots given");
   const std::size_t blocks = (n + split_align - 1) / split_align;
-  core::parallel_for(blocks, n, [&](std::size_t first, std::size_t last) {
+  // Weighed against Note [parallel threshold]'s x + y: each slot adds a stream read and one
+  // written, and Adam's square root and division more than that, so an update of n elements
+  // counts as (1 + slots) n. A 784 x 256 kernel's Adam step then splits on two threads.
+  core::parallel_for(blocks, n * (1 + S), [&](std::size_t first, std::size_t last) {
     std::size_t i = first * split_align;
     const std::size_t end = last * split_align < n ? last * split_align : n;
 #if FUSEGRAD_HOST_SIMD
