@@ -10,7 +10,10 @@
 
 #include <array>
 #include <cmath>
+#include <memory>
+#include <numeric>
 #include <string>
+#include <tuple>
 #include <vector>
 
 namespace {
@@ -855,6 +858,121 @@ TEST_CASE("progress logger: TensorFlow 2's bar with a fake clock", "[fit]") {
                     "\r3/4 [=====================>........] - ETA: 0s - loss: 0.3000"
                     "\r4/4 [==============================] - 2s 500ms/step - accuracy: 0.8750 - loss: 0.2500\n");
   CHECK(bar.bar(0) == "0/4 [..............................]");
+}
+
+namespace {
+/// The smallest source of batches fit takes (nn::batch_dataset): (x, y) pairs walked by a
+/// range-based for loop; each walk is one pass. `passes` counts the walks.
+struct batch_list {
+  std::vector<std::tuple<fg::tensor<float>, fg::tensor<std::int64_t>>> batches;
+  std::shared_ptr<int> passes = std::make_shared<int>(0);
+  auto begin() const {
+    ++*passes;
+    return batches.begin();
+  }
+  auto end() const { return batches.end(); }
+};
+/// x and y cut into batches of n rows, in order.
+batch_list batches_of(const fg::tensor<float>& x, const fg::tensor<std::int64_t>& y, std::size_t n) {
+  batch_list out;
+  const std::size_t rows = x.shape()[0];
+  for (std::size_t lo = 0; lo < rows; lo += n) {
+    std::vector<std::int64_t> idx(std::min(n, rows - lo));
+    std::iota(idx.begin(), idx.end(), static_cast<std::int64_t>(lo));
+    const fg::tensor<std::int64_t> i(fg::shape{idx.size()}, idx);
+    out.batches.emplace_back(fg::gather(x, i, 0), fg::gather(y, i, 0));
+  }
+  return out;
+}
+/// A sequential classifier for two_classes, compiled, with fixed initial weights.
+fg::nn::sequential fixed_classifier(const fg::tensor<float>& x) {
+  namespace nn = fg::nn;
+  nn::sequential model{nn::dense(8, {.activation = "relu"}), nn::dense(2)};
+  model(x);
+  std::uint64_t seed = 40;
+  for (fg::variable<float>& v : nn::trainable_variables(model))
+    v.assign(fg::random::uniform<float>(v.shape(), seed++, -0.5f, 0.5f));
+  model.compile({.optimizer = fg::optimizers::adam({.learning_rate = 0.01}),
+                 .loss = nn::losses::sparse_categorical_crossentropy({.from_logits = true}),
+                 .metrics = {"accuracy"}});
+  return model;
+}
+}  // namespace
+
+TEST_CASE("fit: a dataset of batches trains as the same batches of tensors do", "[fit][data]") {
+  namespace nn = fg::nn;
+  const two_classes d = make_two_classes(200, 6);
+  const two_classes v = make_two_classes(60, 7);
+  const batch_list train = batches_of(d.x, d.y, 32), val = batches_of(v.x, v.y, 32);
+  nn::sequential a = fixed_classifier(d.x), b = fixed_classifier(d.x);
+  // Tensors, unshuffled, validated on tensors; the same batches as a dataset, validated on one.
+  const nn::history ha = a.fit(d.x, d.y, {.batch_size = 32, .epochs = 3, .verbose = 0,
+                                          .validation_data = std::pair{v.x, v.y}, .shuffle = false});
+  const nn::history hb = b.fit(train, {.epochs = 3, .verbose = 0, .validation_data = val});
+  CHECK(*train.passes == 3);
+  CHECK(*val.passes == 3);
+  for (const char* k : {"loss", "accuracy", "val_loss", "val_accuracy"}) {
+    CAPTURE(k);
+    CHECK(hb[k] == ha[k]);
+  }
+  const std::vector<fg::variable<float>> wa = nn::trainable_variables(a), wb = nn::trainable_variables(b);
+  for (std::size_t i = 0; i < wa.size(); ++i)
+    for (std::size_t j = 0; j < wa[i].shape().elements(); ++j) CHECK(wb[i].peek().data()[j] == wa[i].peek().data()[j]);
+  // evaluate and predict over the dataset give what they give over the tensors.
+  CHECK(b.evaluate(val) == a.evaluate(v.x, v.y, {.batch_size = 32}));
+  const fg::tensor<float> pa = a.predict(d.x, {.batch_size = 32}), pb = b.predict(train);
+  REQUIRE(pb.shape() == pa.shape());
+  for (std::size_t i = 0; i < pa.size(); ++i) CHECK(pb.data()[i] == pa.data()[i]);
+}
+
+TEST_CASE("fit: steps_per_epoch draws from one pass across epochs; errors", "[fit][data]") {
+  namespace nn = fg::nn;
+  const two_classes d = make_two_classes(96, 8);
+  const batch_list train = batches_of(d.x, d.y, 32);  // 3 batches
+  nn::sequential a = fixed_classifier(d.x), b = fixed_classifier(d.x);
+  // Two epochs of one step, then the pass runs out at the third: the first two batches train
+  // as one epoch of them would.
+  const nn::history h = a.fit(train, {.epochs = 2, .verbose = 0, .steps_per_epoch = 1});
+  CHECK(*train.passes == 1);
+  REQUIRE(h["loss"].size() == 2);
+  batch_list first_two;
+  first_two.batches = {train.batches[0], train.batches[1]};
+  b.fit(first_two, {.epochs = 1, .verbose = 0});
+  const std::vector<fg::variable<float>> wa = nn::trainable_variables(a), wb = nn::trainable_variables(b);
+  for (std::size_t i = 0; i < wa.size(); ++i)
+    for (std::size_t j = 0; j < wa[i].shape().elements(); ++j) CHECK(wb[i].peek().data()[j] == wa[i].peek().data()[j]);
+  CHECK_THROWS_WITH(a.fit(train, {.epochs = 1, .verbose = 0, .steps_per_epoch = 4}),
+                    Catch::Contains("ran out after 3 of steps_per_epoch = 4"));
+  CHECK_THROWS_WITH(a.fit(train, {.verbose = 0, .validation_split = 0.2}),
+                    Catch::Contains("validation_split is for tensors"));
+  CHECK_THROWS_WITH(a.fit(d.x, d.y, {.verbose = 0, .steps_per_epoch = 2}), Catch::Contains("steps_per_epoch is for datasets"));
+  batch_list bad;
+  bad.batches = {{d.x, fg::gather(d.y, fg::tensor<std::int64_t>{0, 1}, 0)}};
+  CHECK_THROWS_WITH(a.fit(bad, {.verbose = 0}), Catch::Contains("batch 0 has 96 samples in x"));
+}
+
+TEST_CASE("progress logger: a dataset's first epoch counts steps without a total", "[fit][data]") {
+  namespace nn = fg::nn;
+  std::ostringstream os;
+  double now = 0;
+  nn::callbacks::progress_logger bar(1, true, os, [&] { return now; });
+  nn::callbacks::training_context ctx;
+  ctx.epochs = 1;
+  ctx.steps = 0;  // unknown
+  bar.attach(&ctx);
+  bar.on_epoch_begin(0, {});
+  now = 0.5;
+  bar.on_batch_end(0, {{"loss", 0.5}});
+  now = 0.52;  // within 0.05 s of the last draw: not redrawn
+  bar.on_batch_end(1, {{"loss", 0.4}});
+  now = 1.5;
+  bar.on_batch_end(2, {{"loss", 0.3}});
+  ctx.steps = 3;  // fit sets the count once the pass has ended
+  bar.on_epoch_end(0, {{"loss", 0.3}});
+  CHECK(os.str() == "Epoch 1/1\n"
+                    "\r      1/Unknown - 1s 500ms/step - loss: 0.5000"
+                    "\r      3/Unknown - 2s 500ms/step - loss: 0.3000"
+                    "\r3/3 [==============================] - 2s 500ms/step - loss: 0.3000\n");
 }
 
 // ---------------------------------------------------------------------------------------------

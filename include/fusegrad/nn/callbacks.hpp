@@ -36,7 +36,7 @@ struct training_context {
   optimizers::optimizer* optimizer = nullptr;
   bool stop = false;
   int epochs = 0;
-  std::int64_t steps = 0;  ///< batches per epoch
+  std::int64_t steps = 0;  ///< batches per epoch; 0 while unknown (a dataset's first epoch)
 };
 
 /// Keras' Callback: every hook does nothing unless overridden.
@@ -241,6 +241,15 @@ class progress_logger : public callback {
     seen_ = batch + 1;
     if (verbose_ != 1 || !terminal_ || !context()) return;
     const double now = clock_();
+    if (context()->steps <= 0) {  // a dataset's first epoch: its length is not known yet
+      if (now - last_ < 0.05) return;
+      last_ = now;
+      const std::string d = std::to_string(seen_);
+      const double per = (now - start_) / static_cast<double>(seen_);
+      *os_ << "\r" << std::string(7 - std::min<std::size_t>(7, d.size()), ' ') << d << "/Unknown - " << seconds(now - start_)
+           << " " << per_step(per) << values(l) << std::flush;
+      return;
+    }
     if (seen_ < context()->steps && now - last_ < 0.05) return;
     last_ = now;
     if (seen_ < context()->steps) {

@@ -24,6 +24,7 @@
 #include <random>
 #include <sstream>
 #include <string>
+#include <tuple>
 #include <type_traits>
 #include <typeinfo>
 #include <unistd.h>
@@ -116,6 +117,60 @@ class any_loss {
   std::function<tensor<float>(const target&, const tensor<float>&)> f_;
 };
 
+namespace impl {
+template <class E>
+struct batch_pair : std::false_type {};
+template <class X, class Y>
+struct batch_pair<std::tuple<tensor<X>, tensor<Y>>> : std::true_type {
+  using x = X;
+};
+template <class DS>
+using element_of = std::remove_cvref_t<decltype(*std::declval<const DS&>().begin())>;
+}  // namespace impl
+
+/// A dataset of batches as fit and evaluate take it: anything a range-based for loop walks
+/// that gives (x, y) pairs of tensors, such as an fg::data::dataset after batch(). Each pass
+/// (`begin()`) is one epoch.
+template <class DS>
+concept batch_dataset = requires(const DS& ds) {
+  ds.begin();
+  ds.end();
+} && impl::batch_pair<impl::element_of<DS>>::value;
+
+/// A dataset of input batches as predict takes it: walked by a range-based for loop, giving tensors.
+template <class DS>
+concept input_dataset = requires(const DS& ds) {
+  ds.begin();
+  ds.end();
+} && impl::is_tensor<impl::element_of<DS>>::value;
+
+/// fit's validation data: x and y tensors, or a dataset of (x, y) batches (batch_dataset).
+class validation_source {
+ public:
+  /// Calls f(x, y) for each batch: one for tensors (evaluate batches them), each of a dataset.
+  using for_each_fn = std::function<void(const std::function<void(const model_input&, const target&)>&)>;
+
+  validation_source(std::pair<model_input, target> xy) : xy_(std::move(xy)) {}  // NOLINT: implicit, as Keras' tuple
+  template <class X, class Y>
+    requires(!std::is_same_v<std::pair<tensor<X>, tensor<Y>>, std::pair<model_input, target>>)
+  validation_source(std::pair<tensor<X>, tensor<Y>> xy)  // NOLINT
+      : xy_(std::pair<model_input, target>{std::move(xy.first), std::move(xy.second)}) {}
+  template <batch_dataset DS>
+  validation_source(DS ds)  // NOLINT: a dataset is validation data
+      : batches_([ds = std::move(ds)](const std::function<void(const model_input&, const target&)>& f) {
+          for (const auto& [x, y] : ds) f(model_input(x), target(y));
+        }) {}
+
+  /// The tensors, when given as tensors.
+  const std::optional<std::pair<model_input, target>>& tensors() const noexcept { return xy_; }
+  /// The batches, when given as a dataset.
+  const for_each_fn& batches() const noexcept { return batches_; }
+
+ private:
+  std::optional<std::pair<model_input, target>> xy_;
+  for_each_fn batches_;
+};
+
 struct compile_options {
   any_optimizer optimizer = {};
   any_loss loss = {};
@@ -127,11 +182,15 @@ struct fit_options {
   int verbose = 1;  ///< 0 silent, 1 the progress bar (one line per epoch off a terminal), 2 one line per epoch
   double validation_split = 0;  ///< the fraction of samples, taken from the end before shuffling
   std::vector<callbacks::callback_ref> callbacks = {};
-  std::optional<std::pair<model_input, target>> validation_data = std::nullopt;  ///< x of the kind fit's x is
-  bool shuffle = true;
+  /// x and y (x of the kind fit's x is), or a dataset of (x, y) batches
+  std::optional<validation_source> validation_data = std::nullopt;
+  bool shuffle = true;  ///< tensors only: a dataset shuffles itself (its shuffle())
   std::optional<std::uint64_t> seed = std::nullopt;  ///< the shuffles' seed (a fixed default when absent)
   int initial_epoch = 0;
   std::ostream* output = nullptr;  ///< where the progress logger writes (std::cout when absent)
+  /// Datasets only: the batches of one epoch, drawn from one pass that continues across epochs
+  /// (give a repeat()ed dataset); absent, each epoch is one whole pass.
+  std::optional<std::int64_t> steps_per_epoch = std::nullopt;
 };
 struct evaluate_options {
   std::int64_t batch_size = 32;
@@ -278,6 +337,57 @@ class keras_model {
     return run_predict(x, o);
   }
 
+  /// Trains on a dataset of (x, y) batches (batch_dataset: an fg::data::dataset after batch()):
+  /// each epoch one pass over it, or steps_per_epoch batches of one pass that goes on across
+  /// epochs. The dataset does its own shuffling; validation_split is for tensors only.
+  template <batch_dataset DS>
+  history fit(const DS& ds, fit_options o = {}) {
+    using X = typename impl::batch_pair<impl::element_of<DS>>::x;
+    const compiled& c = check_compiled("fit");
+    FG_CHECK(o.validation_split == 0, value_error,
+             "fg::nn::fit: validation_split is for tensors; give a dataset's validation data as validation_data");
+    FG_CHECK(!o.steps_per_epoch || *o.steps_per_epoch > 0, value_error,
+             "fg::nn::fit: steps_per_epoch must be positive, got ", o.steps_per_epoch.value_or(0));
+    std::optional<decltype(ds.begin())> it;  // the pass that steps_per_epoch draws from
+    std::optional<decltype(ds.end())> end;
+    auto batches = [&](int, const auto& step) {
+      if (!o.steps_per_epoch) {
+        for (const auto& [xb, yb] : ds) step(xb, target(yb));
+        return;
+      }
+      for (std::int64_t b = 0; b < *o.steps_per_epoch; ++b) {
+        if (!it) it.emplace(ds.begin()), end.emplace(ds.end());
+        FG_CHECK(*it != *end, value_error, "fg::nn::fit: the dataset ran out after ", b, " of steps_per_epoch = ",
+                 *o.steps_per_epoch, " batches; repeat() it");
+        const auto& [xb, yb] = **it;
+        step(xb, target(yb));
+        ++*it;
+      }
+    };
+    return train<X>(c, o, o.steps_per_epoch.value_or(0), batches);
+  }
+  /// The loss and the metrics over a dataset of (x, y) batches, in inference mode.
+  template <batch_dataset DS>
+  logs evaluate(const DS& ds) {
+    using X = typename impl::batch_pair<impl::element_of<DS>>::x;
+    return evaluate_batches<X>(check_compiled("evaluate"), "evaluate", [&](const auto& step) {
+      for (const auto& [xb, yb] : ds) step(xb, target(yb));
+    });
+  }
+  /// The model's outputs over a dataset of x batches, or of (x, y) batches (y unused), in
+  /// inference mode, concatenated.
+  template <class DS>
+    requires batch_dataset<DS> || input_dataset<DS>
+  tensor<float> predict(const DS& ds) {
+    std::vector<tensor<float>> parts;
+    for (const auto& e : ds) {
+      if constexpr (batch_dataset<DS>) parts.push_back(self()(std::get<0>(e), false));
+      else parts.push_back(self()(e, false));
+    }
+    FG_CHECK(!parts.empty(), value_error, "fg::nn::predict: the dataset is empty");
+    return parts.size() == 1 ? parts[0] : concat(parts, 0);
+  }
+
   /// Keras' model.losses: the regularization term of each regularized trainable variable, from
   /// the current values (nn::regularization_losses).
   std::vector<tensor<float>> losses() const { return regularization_losses(static_cast<const D&>(*this)); }
@@ -291,6 +401,18 @@ class keras_model {
   logs run_evaluate(const tensor<X>& x, const target& y, evaluate_options o);
   template <class X>
   tensor<float> run_predict(const tensor<X>& x, evaluate_options o);
+
+  struct compiled;
+  /// fit's epochs: `batches(epoch, step)` calls step(x, y) for each batch of the epoch; steps
+  /// is the batch count of an epoch, 0 where unknown until the first epoch ends.
+  template <class X, class Batches>
+  history train(const compiled& c, const fit_options& o, std::int64_t steps, Batches& batches);
+  /// The loss and metrics over the batches `batches(step)` gives (evaluate's loop).
+  template <class X, class Batches>
+  logs evaluate_batches(const compiled& c, const char* op, Batches&& batches);
+  /// The val_ logs of fit's validation data (none: empty).
+  template <class X>
+  logs validate(const compiled& c, const fit_options& o);
 
   struct compiled {
     compile_options options;
@@ -321,43 +443,63 @@ history keras_model<D>::run_fit(const tensor<X>& x, const target& y, fit_options
            ") but y has ", impl::samples(y));
   FG_CHECK(o.batch_size > 0 && o.epochs >= 0 && o.validation_split >= 0 && o.validation_split < 1, value_error,
            "fg::nn::fit: batch_size must be positive, epochs at least 0 and validation_split in [0, 1)");
+  FG_CHECK(!o.steps_per_epoch, value_error, "fg::nn::fit: steps_per_epoch is for datasets; tensors give ",
+           "ceil(samples / batch_size) steps");
   // The validation samples: given, or the last validation_split of x and y, before shuffling.
   std::int64_t train_n = n;
-  std::optional<std::pair<tensor<X>, target>> val;
-  if (o.validation_data) val = std::pair{impl::input_as<X>(o.validation_data->first), o.validation_data->second};
-  if (!val && o.validation_split > 0) {
+  std::optional<std::pair<tensor<X>, target>> split;
+  if (!o.validation_data && o.validation_split > 0) {
     train_n = n - static_cast<std::int64_t>(static_cast<double>(n) * o.validation_split);
-    val = std::pair{gather(x, range_of(train_n, n), 0), impl::rows(y, range_of(train_n, n))};
+    split = std::pair{gather(x, range_of(train_n, n), 0), impl::rows(y, range_of(train_n, n))};
   }
   FG_CHECK(train_n > 0, value_error, "fg::nn::fit: no training samples left after validation_split");
+  if (o.validation_data && o.validation_data->tensors())  // check the kind of x before training
+    (void)impl::input_as<X>(o.validation_data->tensors()->first);
+  std::mt19937_64 rng(o.seed.value_or(0x5eed));
+  std::vector<std::int64_t> order(static_cast<std::size_t>(train_n));
+  const std::int64_t steps = (train_n + o.batch_size - 1) / o.batch_size;
+  auto batches = [&](int, const auto& step) {
+    std::iota(order.begin(), order.end(), std::int64_t{0});
+    if (o.shuffle) std::shuffle(order.begin(), order.end(), rng);
+    for (std::int64_t b = 0; b < steps; ++b) {
+      const std::int64_t lo = b * o.batch_size, hi = std::min(train_n, lo + o.batch_size);
+      const tensor<std::int64_t> idx(fg::shape{static_cast<std::size_t>(hi - lo)},
+                                     std::vector<std::int64_t>(order.begin() + lo, order.begin() + hi));
+      step(gather(x, idx, 0), impl::rows(y, idx));
+    }
+  };
+  if (!split) return train<X>(c, o, steps, batches);
+  fit_options with_split = o;
+  with_split.validation_data = validation_source(std::pair<model_input, target>{split->first, split->second});
+  return train<X>(c, with_split, steps, batches);
+}
+
+template <class D>
+template <class X, class Batches>
+history keras_model<D>::train(const compiled& c, const fit_options& o, std::int64_t steps, Batches& batches) {
+  FG_CHECK(o.epochs >= 0, value_error, "fg::nn::fit: epochs must be at least 0, got ", o.epochs);
   callbacks::training_context ctx;
   ctx.optimizer = c.options.optimizer.get();
   ctx.epochs = o.epochs;
-  ctx.steps = (train_n + o.batch_size - 1) / o.batch_size;
+  ctx.steps = steps;
   std::vector<callbacks::callback_ref> cbs = o.callbacks;
   cbs.emplace_back(callbacks::progress_logger(o.verbose, o.output == nullptr && isatty(1),
                                               o.output ? *o.output : std::cout));
   history h;
   logs last;
-  std::mt19937_64 rng(o.seed.value_or(0x5eed));
-  std::vector<std::int64_t> order(static_cast<std::size_t>(train_n));
   std::vector<variable<float>> vars;  // found by the walk once the first call has made them
   for (auto& cb : cbs) cb->attach(&ctx);
   for (auto& cb : cbs) cb->on_train_begin(last);
   for (int epoch = o.initial_epoch; epoch < o.epochs && !ctx.stop; ++epoch) {
     for (auto& cb : cbs) cb->on_epoch_begin(epoch, last);
-    std::iota(order.begin(), order.end(), std::int64_t{0});
-    if (o.shuffle) std::shuffle(order.begin(), order.end(), rng);
     reset_metrics(c);
     double loss_sum = 0;
-    std::int64_t seen = 0;
-    for (std::int64_t b = 0; b < ctx.steps; ++b) {
-      const std::int64_t lo = b * o.batch_size, hi = std::min(train_n, lo + o.batch_size);
-      const tensor<std::int64_t> idx(fg::shape{static_cast<std::size_t>(hi - lo)},
-                                     std::vector<std::int64_t>(order.begin() + lo, order.begin() + hi));
+    std::int64_t seen = 0, b = 0;
+    batches(epoch, [&](const tensor<X>& xb, const target& yb) {
       for (auto& cb : cbs) cb->on_batch_begin(b, last);
-      const tensor<X> xb = gather(x, idx, 0);
-      const target yb = impl::rows(y, idx);
+      const std::int64_t rows = xb.shape().rank() ? static_cast<std::int64_t>(xb.shape()[0]) : 1;
+      FG_CHECK(impl::samples(yb) == rows, shape_error, "fg::nn::fit: batch ", b, " has ", rows,
+               " samples in x (shape ", xb.shape(), ") but ", impl::samples(yb), " in y");
       gradient_tape tape;
       const tensor<float> pred = self()(xb, true);
       if (ctx.variables.empty()) {  // the variables exist after the first call
@@ -366,19 +508,18 @@ history keras_model<D>::run_fit(const tensor<X>& x, const target& y, fit_options
       }
       const tensor<float> loss = impl::with_regularization(c.options.loss(yb, pred), ctx.variables);
       c.options.optimizer.get()->apply_gradients(tape.gradient(loss, vars), vars);
-      loss_sum += static_cast<double>(loss.item()) * static_cast<double>(hi - lo);
-      seen += hi - lo;
+      loss_sum += static_cast<double>(loss.item()) * static_cast<double>(rows);
+      seen += rows;
       for (const impl::any_metric& m : c.metrics) m.update(yb, pred);
       logs batch{{"loss", loss_sum / static_cast<double>(seen)}};
       for (const impl::any_metric& m : c.metrics) batch[m.name] = m.result();
       for (auto& cb : cbs) cb->on_batch_end(b, batch);
-    }
+      ++b;
+    });
+    if (ctx.steps <= 0) ctx.steps = b;  // a dataset of unknown length: now known
     logs epoch_logs{{"loss", loss_sum / static_cast<double>(std::max<std::int64_t>(seen, 1))}};
     for (const impl::any_metric& m : c.metrics) epoch_logs[m.name] = m.result();
-    if (val) {
-      const logs v = run_evaluate(val->first, val->second, {.batch_size = o.batch_size});
-      for (const auto& [k, value] : v) epoch_logs["val_" + k] = value;
-    }
+    for (const auto& [k, value] : validate<X>(c, o)) epoch_logs["val_" + k] = value;
     for (const auto& [k, value] : epoch_logs) h.values[k].push_back(value);
     h.epochs.push_back(epoch);
     last = epoch_logs;
@@ -390,26 +531,50 @@ history keras_model<D>::run_fit(const tensor<X>& x, const target& y, fit_options
 
 template <class D>
 template <class X>
+logs keras_model<D>::validate(const compiled& c, const fit_options& o) {
+  if (!o.validation_data) return {};
+  if (const auto& xy = o.validation_data->tensors())
+    return run_evaluate(impl::input_as<X>(xy->first), xy->second, {.batch_size = o.batch_size});
+  return evaluate_batches<X>(c, "fit", [&](const auto& step) {
+    o.validation_data->batches()([&](const model_input& xb, const target& yb) { step(impl::input_as<X>(xb), yb); });
+  });
+}
+
+template <class D>
+template <class X>
 logs keras_model<D>::run_evaluate(const tensor<X>& x, const target& y, evaluate_options o) {
   const compiled& c = check_compiled("evaluate");
   const std::int64_t n = static_cast<std::int64_t>(x.shape().rank() ? x.shape()[0] : 0);
   FG_CHECK(impl::samples(y) == n, shape_error, "fg::nn::evaluate: x has ", n, " samples (shape ", x.shape(),
            ") but y has ", impl::samples(y));
   FG_CHECK(o.batch_size > 0, value_error, "fg::nn::evaluate: batch_size must be positive, got ", o.batch_size);
+  return evaluate_batches<X>(c, "evaluate", [&](const auto& step) {
+    for (std::int64_t lo = 0; lo < n; lo += o.batch_size) {
+      const tensor<std::int64_t> idx = range_of(lo, std::min(n, lo + o.batch_size));
+      step(gather(x, idx, 0), impl::rows(y, idx));
+    }
+  });
+}
+
+template <class D>
+template <class X, class Batches>
+logs keras_model<D>::evaluate_batches(const compiled& c, const char* op, Batches&& batches) {
   reset_metrics(c);
   double loss_sum = 0;
+  std::int64_t seen = 0;
   std::vector<named_variable> vars;  // found by the walk once the first call has made them
-  for (std::int64_t lo = 0; lo < n; lo += o.batch_size) {
-    const std::int64_t hi = std::min(n, lo + o.batch_size);
-    const tensor<std::int64_t> idx = range_of(lo, hi);
-    const tensor<float> pred = self()(gather(x, idx, 0), false);
-    if (lo == 0) vars = named_variables(self());
-    const target yb = impl::rows(y, idx);
+  batches([&](const tensor<X>& xb, const target& yb) {
+    const std::int64_t rows = xb.shape().rank() ? static_cast<std::int64_t>(xb.shape()[0]) : 1;
+    FG_CHECK(impl::samples(yb) == rows, shape_error, "fg::nn::", op, ": a batch has ", rows, " samples in x (shape ",
+             xb.shape(), ") but ", impl::samples(yb), " in y");
+    const tensor<float> pred = self()(xb, false);
+    if (seen == 0) vars = named_variables(self());
     const tensor<float> loss = impl::with_regularization(c.options.loss(yb, pred), vars);
-    loss_sum += static_cast<double>(loss.item()) * static_cast<double>(hi - lo);
+    loss_sum += static_cast<double>(loss.item()) * static_cast<double>(rows);
+    seen += rows;
     for (const impl::any_metric& m : c.metrics) m.update(yb, pred);
-  }
-  logs out{{"loss", n ? loss_sum / static_cast<double>(n) : 0.0}};
+  });
+  logs out{{"loss", seen ? loss_sum / static_cast<double>(seen) : 0.0}};
   for (const impl::any_metric& m : c.metrics) out[m.name] = m.result();
   return out;
 }
