@@ -239,6 +239,12 @@ PROGRAMS = {
                                    "bool same = true;\nint kept = 0;\n"
                                    "for (std::size_t i = 0; i < 1000; ++i) same = same && a.data()[i] == b.data()[i], kept += a.data()[i] == 2.f;\n"
                                    "ok = same && kept > 400 && kept < 600 && fg::dropout(x, 0.0, 3).id() == x.id();"),
+    "fusegrad/data.hpp": ([], "const auto ds = fg::data::from_tensor_slices(fg::tensor<int>{{1, 2}, {3, 4}, {5, 6}}).batch(2);\n"
+                          "int total = 0;\nfor (const fg::tensor<int>& b : ds) total += static_cast<int>(b.shape()[0]);\n"
+                          "ok = total == 3 && ds.cardinality() == 2 && fg::data::range(5).batch(2).cardinality() == 3;"),
+    "fusegrad/io/idx.hpp": ([], "const unsigned char b[] = {0, 0, 8, 1, 0, 0, 0, 2, 7, 9};\n"
+                            "const auto a = fusegrad::io::read_idx(std::as_bytes(std::span(b)));\n"
+                            "ok = a.shape == fg::shape{2} && std::get<std::vector<std::uint8_t>>(a.values)[1] == 9;"),
     "fusegrad/eager/check_gradients.hpp": ([], "auto r = fg::testing::check_gradients([](const std::vector<fg::tensor<double>>& in) {\n"
                                            "  return fg::tensor<double>(fg::sin(in[0])); }, {fg::tensor<double>{0.5, 1.0}});\n"
                                            "ok = r.max_error < 1e-6;"),
