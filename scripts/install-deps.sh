@@ -3,7 +3,7 @@
 set -euo pipefail
 packages=(g++ pkg-config python3 meson ninja-build libboost-dev libxtensor-dev libxsimd-dev
           libxtensor-blas-dev libopenblas-dev libdnnl-dev catch2 libbenchmark-dev
-          zlib1g-dev dataset-fashion-mnist gnuplot-nox
+          zlib1g-dev libhdf5-dev python3-h5py dataset-fashion-mnist gnuplot-nox
           clang libclang-rt-dev cmake)  # clang: the fuzz targets (tests/fuzz); cmake: tests/packaging
 missing=()
 for p in "${packages[@]}"; do

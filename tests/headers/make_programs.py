@@ -245,6 +245,12 @@ PROGRAMS = {
     "fusegrad/io/idx.hpp": ([], "const unsigned char b[] = {0, 0, 8, 1, 0, 0, 0, 2, 7, 9};\n"
                             "const auto a = fusegrad::io::read_idx(std::as_bytes(std::span(b)));\n"
                             "ok = a.shape == fg::shape{2} && std::get<std::vector<std::uint8_t>>(a.values)[1] == 9;"),
+    "fusegrad/io/hdf5.hpp": ([], "const std::string p = (std::filesystem::temp_directory_path() / \"fusegrad_hdf5_header.h5\").string();\n"
+                             "fg::io::write_hdf5(p, {{\"a/b\", fg::tensor<float>{1.f, 2.f}}, {\"c\", fg::tensor<bool>(true)}});\n"
+                             "const fg::io::named_tensors t = fg::io::read_hdf5(p);\nstd::filesystem::remove(p);\n"
+                             "ok = std::get<fg::tensor<float>>(t.at(\"a/b\")).data()[1] == 2.f && std::get<fg::tensor<bool>>(t.at(\"c\")).item();"),
+    "fusegrad/train.hpp": ([], "fg::variable<float> x(1.f);\nfg::train::checkpoint c{{\"x\", x}};\n"
+                           "ok = c.objects().size() == 1 && c.save_counter() == 0;"),
     "fusegrad/eager/check_gradients.hpp": ([], "auto r = fg::testing::check_gradients([](const std::vector<fg::tensor<double>>& in) {\n"
                                            "  return fg::tensor<double>(fg::sin(in[0])); }, {fg::tensor<double>{0.5, 1.0}});\n"
                                            "ok = r.max_error < 1e-6;"),

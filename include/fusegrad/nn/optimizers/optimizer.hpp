@@ -123,6 +123,21 @@ class optimizer {
     for (const slot_record& r : s_->order) out.push_back({r.name, r.value});
     return out;
   }
+  /// The slots made so far for var, each named by its slot alone ("momentum"), in the order
+  /// made (checkpoints name a slot by its variable).
+  template <class T>
+  std::vector<slot_variable> slots(const variable<T>& var) const {
+    std::vector<slot_variable> out;
+    if (const auto it = s_->slots.find(var.id()); it != s_->slots.end())
+      for (const slot_record& r : it->second) out.push_back({r.slot, r.value});
+    return out;
+  }
+  /// The slot `slot_name` of var, made now (filled with zeros) when the optimizer has not made
+  /// it yet: how a checkpoint puts back the slots of an optimizer that has not stepped.
+  template <class T>
+  variable<T> add_slot(const variable<T>& var, const std::string& slot_name) {
+    return slot(var, slot_name.c_str());
+  }
 
  protected:
   optimizer(std::string name, learning_rate rate, clipping clip)

@@ -1,0 +1,730 @@
+// Checkpoints: HDF5 files of named tensors (io/hdf5.hpp) and tf.train.Checkpoint,
+// CheckpointManager, latest_checkpoint and save_weights / load_weights (train/). References: the
+// values written (round trips, bit for bit), h5py as an independent reader
+// (tests/reference/read_checkpoint.py), TensorFlow 2.21's index files and file numbering (the
+// expected text is what tf.train.Checkpoint and CheckpointManager write for the same calls), and
+// for resumed training the same training run without a stop.
+#include <hdf5.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <fusegrad/train.hpp>
+#include <limits>
+#include <map>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace fs = std::filesystem;
+
+struct mlp {
+  fg::nn::dense hidden{8, {.activation = "tanh"}}, out{2};
+  fg::tensor<float> operator()(const fg::tensor<float>& x) { return out(hidden(x)); }
+};
+BOOST_HANA_ADAPT_STRUCT(mlp, hidden, out);
+
+namespace {
+/// A fresh directory for one test, removed afterwards.
+struct scratch_dir {
+  fs::path path;
+  explicit scratch_dir(const std::string& name)
+      : path(fs::temp_directory_path() / ("fusegrad_checkpoint_test_" + name + "_" + std::to_string(::getpid()))) {
+    fs::remove_all(path);
+    fs::create_directories(path);
+  }
+  ~scratch_dir() {
+    std::error_code ec;
+    fs::remove_all(path, ec);
+  }
+  std::string operator/(const std::string& f) const { return (path / f).string(); }
+  /// The names in the directory, sorted (hidden temporary files included).
+  std::vector<std::string> files() const {
+    std::vector<std::string> out;
+    for (const auto& e : fs::directory_iterator(path)) out.push_back(e.path().filename().string());
+    std::sort(out.begin(), out.end());
+    return out;
+  }
+};
+
+std::string read_bytes(const std::string& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+void write_bytes(const std::string& p, const std::string& bytes) {
+  std::ofstream(p, std::ios::binary | std::ios::trunc) << bytes;
+}
+
+/// Whether two tensors have the same type, shape and bits.
+bool same(const fg::io::any_tensor& a, const fg::io::any_tensor& b) {
+  if (a.index() != b.index() || fg::io::shape_of(a) != fg::io::shape_of(b)) return false;
+  return std::visit(
+      [&](const auto& x) {
+        const auto& y = std::get<std::decay_t<decltype(x)>>(b);
+        return x.size() == 0 || std::memcmp(x.data(), y.data(), x.size() * sizeof(*x.data())) == 0;
+      },
+      a);
+}
+bool same(const fg::io::named_tensors& a, const fg::io::named_tensors& b) {
+  if (a.size() != b.size()) return false;
+  for (const auto& [k, v] : a)
+    if (!b.count(k) || !same(v, b.at(k))) return false;
+  return true;
+}
+
+/// n values of T with varied bit patterns (a small linear congruential generator), and with
+/// `specials` for floats the special values first: NaN with a payload, -0, infinities, the
+/// smallest subnormal, the largest value.
+template <class T>
+std::vector<T> pattern(std::size_t n, std::uint64_t seed, bool specials = true) {
+  std::vector<T> out;
+  if constexpr (std::is_floating_point_v<T>) {
+    if (specials) {
+      using L = std::numeric_limits<T>;
+      T nan = L::quiet_NaN();
+      reinterpret_cast<unsigned char*>(&nan)[0] ^= 0x5;
+      for (T v : {nan, T(-0.0), L::infinity(), -L::infinity(), L::denorm_min(), L::max()})
+        if (out.size() < n) out.push_back(v);
+    }
+  }
+  for (std::uint64_t s = seed; out.size() < n;) {
+    s = s * 6364136223846793005ULL + 1442695040888963407ULL;
+    if constexpr (std::is_same_v<T, bool>)
+      out.push_back((s >> 33) & 1);
+    else if constexpr (std::is_floating_point_v<T>)
+      out.push_back(static_cast<T>(static_cast<double>(s >> 11) * 0x1p-40 - 4096.0));
+    else
+      out.push_back(static_cast<T>(s >> 17));
+  }
+  return out;
+}
+template <class T>
+fg::tensor<T> filled(const fg::shape& s, std::uint64_t seed, bool specials = true) {
+  const std::vector<T> v = pattern<T>(s.elements(), seed, specials);
+  if constexpr (std::is_same_v<T, bool>) {
+    std::unique_ptr<bool[]> b(new bool[v.size() + 1]);
+    std::copy(v.begin(), v.end(), b.get());
+    return fg::tensor<bool>(s, b.get());
+  } else {
+    return fg::tensor<T>(s, v);
+  }
+}
+
+template <class T>
+std::vector<T> values_of(const fg::variable<T>& v) {
+  const fg::tensor<T> t = v.peek();
+  return std::vector<T>(t.data(), t.data() + t.size());
+}
+
+/// Every variable of a model as float vectors, by name.
+template <class M>
+std::map<std::string, std::vector<float>> weights(const M& m) {
+  std::map<std::string, std::vector<float>> out;
+  for (const auto& v : fg::nn::named_variables(m)) out[v.name] = values_of(std::get<fg::variable<float>>(v.value));
+  return out;
+}
+
+/// A file of the tensors the io tests use: one of each type, nested names, rank 0 and empty.
+fg::io::named_tensors sample() {
+  return {{"model/dense/kernel", filled<float>({3, 2}, 1)},
+          {"model/dense/bias", filled<float>({2}, 2)},
+          {"step", fg::tensor<std::int64_t>(std::int64_t{41})},
+          {"flags", filled<bool>({5}, 3)},
+          {"empty", fg::tensor<double>(fg::shape{2, 0}, std::vector<double>{})},
+          {"counts", filled<std::int32_t>({2, 2}, 4)}};
+}
+
+struct injected_failure : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+}  // namespace
+
+TEST_CASE("io::hdf5: every element type and rank round trips bit for bit", "[io][hdf5]") {
+  scratch_dir dir("round_trip");
+  fg::io::named_tensors in;
+  const std::vector<fg::shape> shapes = {{}, {0}, {5}, {2, 0, 3}, {3, 4}, {1, 2, 3, 2}, {2, 1, 1, 2, 1, 1, 1, 3}};
+  std::uint64_t seed = 10;
+  for (std::size_t i = 0; i < shapes.size(); ++i) {
+    const std::string r = "rank" + std::to_string(shapes[i].rank()) + "_" + std::to_string(i);
+    in["f32/" + r] = filled<float>(shapes[i], ++seed);
+    in["f64/" + r] = filled<double>(shapes[i], ++seed);
+    in["i32/" + r] = filled<std::int32_t>(shapes[i], ++seed);
+    in["i64/" + r] = filled<std::int64_t>(shapes[i], ++seed);
+    in["b/deeper/" + r] = filled<bool>(shapes[i], ++seed);
+  }
+  const std::string path = dir / "all.h5";
+  fg::io::write_hdf5(path, in, {.attributes = {{"note", "grüße, ünïcode"}, {"empty", ""}}});
+  const fg::io::named_tensors out = fg::io::read_hdf5(path);
+  CHECK(out.size() == in.size());
+  for (const auto& [name, t] : in) {
+    INFO(name);
+    REQUIRE(out.count(name));
+    CHECK(same(t, out.at(name)));
+  }
+  const std::vector<fg::io::tensor_info> list = fg::io::list_hdf5(path);
+  REQUIRE(list.size() == in.size());
+  auto it = in.begin();
+  for (const fg::io::tensor_info& info : list) {
+    CHECK(info.name == it->first);
+    CHECK(info.dtype == fg::io::dtype_of(it->second));
+    CHECK(info.shape == fg::io::shape_of(it->second));
+    ++it;
+  }
+  const auto attrs = fg::io::read_hdf5_attributes(path);
+  CHECK(attrs.at("note") == "grüße, ünïcode");
+  CHECK(attrs.at("empty") == "");
+  CHECK(attrs.at("fusegrad_format") == "named_tensors/1");
+  CHECK(dir.files() == std::vector<std::string>{"all.h5"});
+}
+
+TEST_CASE("io::hdf5: bad names and undefined tensors are refused before anything is written", "[io][hdf5]") {
+  scratch_dir dir("bad_names");
+  const std::string path = dir / "x.h5";
+  const fg::tensor<float> one = 1.f;
+  for (const std::string bad : {"", "/a", "a/", "a//b", "a/./b", "..", "a/.."}) {
+    INFO("name '" << bad << "'");
+    CHECK_THROWS_AS(fg::io::write_hdf5(path, {{bad, one}}), fg::value_error);
+  }
+  CHECK_THROWS_WITH(fg::io::write_hdf5(path, {{"a", one}, {"a/b", one}}),
+                    Catch::Contains("x.h5") && Catch::Contains("'a' is also the group of 'a/b'"));
+  CHECK_THROWS_WITH(fg::io::write_hdf5(path, {{"a", fg::tensor<float>()}}),
+                    Catch::Contains("'a': the tensor is undefined"));
+  CHECK_THROWS_WITH(fg::io::write_hdf5(path, {{"a", one}}, {.attributes = {{"fusegrad_x", "1"}}}),
+                    Catch::Contains("reserved"));
+  CHECK_THROWS_WITH(fg::io::write_hdf5(dir / "no/such/dir/x.h5", {{"a", one}}), Catch::Contains("does not exist"));
+  CHECK(dir.files().empty());
+}
+
+TEST_CASE("io::hdf5: a failed write leaves the previous file byte for byte and no temporary file", "[io][hdf5]") {
+  scratch_dir dir("atomic");
+  const std::string path = dir / "a.h5";
+  fg::io::write_hdf5(path, sample());
+  const std::string before = read_bytes(path);
+  fg::io::named_tensors next = sample();
+  next["model/dense/kernel"] = filled<float>({3, 2}, 99);
+  next["big"] = filled<float>({512, 512}, 7);  // 1 MiB
+
+  SECTION("an exception from the writer after k datasets") {
+    for (std::size_t k = 1; k <= next.size(); ++k) {
+      INFO("fails after " << k << " datasets");
+      CHECK_THROWS_AS(fg::io::write_hdf5(path, next,
+                                         {.after_dataset =
+                                              [&](const std::string&, std::size_t n) {
+                                                if (n == k) throw injected_failure("injected");
+                                              }}),
+                      injected_failure);
+      CHECK(read_bytes(path) == before);
+      CHECK(dir.files() == std::vector<std::string>{"a.h5"});
+    }
+  }
+  SECTION("a full disk (a file size limit: writes fail with EFBIG)") {
+    struct rlimit old {};
+    REQUIRE(getrlimit(RLIMIT_FSIZE, &old) == 0);
+    const auto old_handler = signal(SIGXFSZ, SIG_IGN);
+    struct rlimit small = old;
+    small.rlim_cur = 64 * 1024;
+    REQUIRE(setrlimit(RLIMIT_FSIZE, &small) == 0);
+    std::string what;
+    try {
+      fg::io::write_hdf5(path, next);
+    } catch (const fg::value_error& e) {
+      what = e.what();
+    }
+    setrlimit(RLIMIT_FSIZE, &old);
+    signal(SIGXFSZ, old_handler);
+    INFO(what);
+    CHECK_THAT(what, Catch::Contains("fg::io::write_hdf5") && Catch::Contains(path));
+    CHECK(read_bytes(path) == before);
+    CHECK(dir.files() == std::vector<std::string>{"a.h5"});
+  }
+  SECTION("a target that is a directory") {
+    fs::create_directory(dir / "d.h5");
+    CHECK_THROWS_WITH(fg::io::write_hdf5(dir / "d.h5", next), Catch::Contains("cannot rename"));
+    CHECK(dir.files() == std::vector<std::string>{"a.h5", "d.h5"});
+  }
+  // The successful write replaces the file.
+  fg::io::write_hdf5(path, next);
+  CHECK(same(fg::io::read_hdf5(path), next));
+}
+
+TEST_CASE("io::hdf5: missing, foreign, truncated and unsupported files are errors naming the file", "[io][hdf5]") {
+  scratch_dir dir("read_errors");
+  const std::string path = dir / "good.h5";
+  fg::io::write_hdf5(path, sample());
+  const std::string good = read_bytes(path);
+
+  CHECK_THROWS_WITH(fg::io::read_hdf5(dir / "nope.h5"), Catch::Contains("nope.h5': no such file"));
+  CHECK_THROWS_WITH(fg::io::read_hdf5(dir.path.string()), Catch::Contains("is a directory"));
+  write_bytes(dir / "text.h5", "model_checkpoint_path: \"ckpt-1\"\n");
+  CHECK_THROWS_WITH(fg::io::read_hdf5(dir / "text.h5"), Catch::Contains("text.h5': not an HDF5 file"));
+  for (const std::size_t keep :
+       {good.size() - 1, good.size() / 2, std::size_t{600}, std::size_t{100}, std::size_t{8}}) {
+    INFO("truncated to " << keep << " of " << good.size() << " bytes");
+    write_bytes(dir / "cut.h5", good.substr(0, keep));
+    CHECK_THROWS_AS(fg::io::read_hdf5(dir / "cut.h5"), fg::value_error);
+    CHECK_THROWS_WITH(fg::io::list_hdf5(dir / "cut.h5"), Catch::Contains("fg::io::list_hdf5: '" + (dir / "cut.h5")));
+  }
+
+  // Files another program wrote (through HDF5's C API): what fusegrad has no type or rank for is
+  // refused by name; what it has is read (such a file carries no checksums).
+  const auto foreign = [&](const std::string& name, hid_t type, int rank, const hsize_t* dims) {
+    const std::string p = dir / name;
+    const hid_t f = H5Fcreate(p.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+    const hid_t s = rank ? H5Screate_simple(rank, dims, nullptr) : H5Screate(H5S_SCALAR);
+    const hid_t l = H5Pcreate(H5P_LINK_CREATE);
+    H5Pset_create_intermediate_group(l, 1);
+    const hid_t d = H5Dcreate2(f, "group/data", type, s, l, H5P_DEFAULT, H5P_DEFAULT);
+    std::vector<unsigned char> zeros(4096, 0);
+    H5Dwrite(d, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, zeros.data());
+    H5Dclose(d);
+    H5Pclose(l);
+    H5Sclose(s);
+    H5Fclose(f);
+    return p;
+  };
+  const hsize_t dims9[9] = {1, 1, 1, 1, 1, 1, 1, 1, 2}, dims2[2] = {2, 3};
+  CHECK_THROWS_WITH(fg::io::read_hdf5(foreign("u8.h5", H5T_STD_U8LE, 2, dims2)),
+                    Catch::Contains("u8.h5': dataset 'group/data': unsupported element type unsigned 8-bit integer"));
+  CHECK_THROWS_WITH(fg::io::read_hdf5(foreign("i16.h5", H5T_NATIVE_SHORT, 0, nullptr)),
+                    Catch::Contains("unsupported element type signed 16-bit integer"));
+  CHECK_THROWS_WITH(fg::io::read_hdf5(foreign("rank9.h5", H5T_IEEE_F32LE, 9, dims9)),
+                    Catch::Contains("dataset 'group/data' has rank 9"));
+  const fg::io::named_tensors be = fg::io::read_hdf5(foreign("be.h5", H5T_IEEE_F64BE, 2, dims2));
+  CHECK(fg::io::shape_of(be.at("group/data")) == fg::shape{2, 3});
+  CHECK(std::get<fg::tensor<double>>(be.at("group/data")).data()[5] == 0.0);
+}
+
+TEST_CASE("io::hdf5: a flipped byte anywhere in a file is an error, never a changed value", "[io][hdf5]") {
+  scratch_dir dir("flips");
+  const std::string path = dir / "good.h5", bad = dir / "bad.h5";
+  const fg::io::named_tensors want = {{"model/dense/kernel", filled<float>({2, 2}, 1)},
+                                      {"flags", filled<bool>({3}, 2)},
+                                      {"step", fg::tensor<std::int64_t>(std::int64_t{7})}};
+  fg::io::write_hdf5(path, want);
+  const std::string good = read_bytes(path);
+  // The sweep runs in a child process, which reports "<errors> <unchanged>" or the first byte
+  // that went wrong: HDF5 1.10 keeps a few bytes of memory after each metadata checksum that
+  // fails (LeakSanitizer would report them at exit), and a crash of HDF5 on a damaged file ends
+  // the child, not the test program.
+  int fds[2];
+  REQUIRE(pipe(fds) == 0);
+  const pid_t pid = fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    ::close(fds[0]);
+    std::size_t errors = 0, unchanged = 0;
+    std::string report;
+    for (std::size_t i = 0; i < good.size() && report.empty(); ++i) {
+      std::string flipped = good;
+      flipped[i] = static_cast<char>(flipped[i] ^ 0x5a);
+      write_bytes(bad, flipped);
+      try {
+        if (same(fg::io::read_hdf5(bad), want))
+          ++unchanged;
+        else
+          report = "byte " + std::to_string(i) + " flipped: the file reads with other values";
+      } catch (const fg::value_error& e) {
+        if (std::string(e.what()).find(bad) == std::string::npos)
+          report = "byte " + std::to_string(i) + " flipped: the error does not name the file: " + e.what();
+        ++errors;
+      } catch (const std::exception& e) {
+        report = "byte " + std::to_string(i) + " flipped: not a value_error: " + e.what();
+      }
+    }
+    if (report.empty()) report = std::to_string(errors) + " " + std::to_string(unchanged);
+    const ssize_t n = ::write(fds[1], report.data(), report.size());
+    _exit(n == static_cast<ssize_t>(report.size()) ? 0 : 1);
+  }
+  ::close(fds[1]);
+  std::string report;
+  char buf[4096];
+  for (ssize_t n; (n = ::read(fds[0], buf, sizeof buf)) > 0;) report.append(buf, static_cast<std::size_t>(n));
+  ::close(fds[0]);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  INFO("the sweep's report: " << report << " (exit status " << status << ")");
+  REQUIRE(WIFEXITED(status));
+  REQUIRE(WEXITSTATUS(status) == 0);
+  std::istringstream counts(report);
+  std::size_t errors = 0, unchanged = 0;
+  REQUIRE(counts >> errors >> unchanged);
+  CHECK(errors > good.size() / 2);  // most bytes matter; the rest are padding HDF5 never reads
+  CHECK(errors + unchanged == good.size());
+}
+
+TEST_CASE("io::hdf5: several threads read and write at once", "[io][hdf5]") {
+  scratch_dir dir("threads");
+  std::vector<std::thread> threads;
+  std::vector<int> ok(4, 0);
+  for (int t = 0; t < 4; ++t)
+    threads.emplace_back([&, t] {
+      const std::string p = dir / ("t" + std::to_string(t) + ".h5");
+      for (int i = 0; i < 10; ++i) {
+        const fg::io::named_tensors v = {{"a/b", filled<float>({16, 16}, 100 * t + i)},
+                                         {"c", filled<std::int64_t>({3}, 7 * t + i)}};
+        fg::io::write_hdf5(p, v);
+        ok[t] += same(fg::io::read_hdf5(p), v);
+      }
+    });
+  for (auto& t : threads) t.join();
+  CHECK(ok == std::vector<int>{10, 10, 10, 10});
+}
+
+TEST_CASE("checkpoint: seed 002's variable example, and the index file as TensorFlow writes it", "[checkpoint]") {
+  scratch_dir dir("seed");
+  fg::variable<float> x(10.f);
+  fg::train::checkpoint checkpoint{{"x", x}};
+  const std::string checkpoint_path = (dir.path / "ckpt/").string();  // the seed's './ckpt/'
+
+  CHECK(!fg::train::latest_checkpoint(checkpoint_path));
+  CHECK(!checkpoint.restore(fg::train::latest_checkpoint(checkpoint_path)));  // nothing to restore yet
+  const std::string first = checkpoint.save(checkpoint_path);
+  CHECK(first == checkpoint_path + "-1");
+  x.assign(fg::tensor<float>(11.f));
+  checkpoint.restore(fg::train::latest_checkpoint(checkpoint_path));
+  CHECK(x.peek().item() == 10.f);
+
+  x.assign(fg::tensor<float>(2.f));  // the seed: assign, save, change, restore
+  CHECK(checkpoint.save(checkpoint_path) == checkpoint_path + "-2");
+  x.assign(fg::tensor<float>(11.f));
+  checkpoint.restore(fg::train::latest_checkpoint(checkpoint_path));
+  CHECK(x.peek().item() == 2.f);
+  CHECK(checkpoint.save_counter() == 2);
+  // What TensorFlow 2.21 writes for checkpoint.save('./ckpt/') twice: only the latest is listed.
+  CHECK(read_bytes(checkpoint_path + "checkpoint") ==
+        "model_checkpoint_path: \"-2\"\nall_model_checkpoint_paths: \"-2\"\n");
+  CHECK(fs::exists(checkpoint_path + "-1.h5"));
+  CHECK(*fg::train::latest_checkpoint(checkpoint_path) == checkpoint_path + "-2");
+  // restore takes the file's own name too, and puts back the save counter.
+  checkpoint.restore(checkpoint_path + "-1.h5");
+  CHECK(x.peek().item() == 10.f);
+  CHECK(checkpoint.save_counter() == 1);
+  CHECK(checkpoint.save(checkpoint_path) == checkpoint_path + "-2");
+}
+
+TEST_CASE("checkpoint_manager: max_to_keep=2 after 4 saves keeps two files and a correct index", "[checkpoint]") {
+  scratch_dir dir("manager");
+  fg::variable<float> w(fg::tensor<float>{1.f, 2.f}, "w");
+  fg::train::checkpoint ckpt{{"w", w}};
+  fg::train::checkpoint_manager manager(ckpt, dir.path.string(), 2);
+  CHECK(!manager.restore_or_initialize());
+  for (int i = 1; i <= 4; ++i) {
+    w.assign(fg::tensor<float>{static_cast<float>(i), -static_cast<float>(i)});
+    CHECK(manager.save() == dir / ("ckpt-" + std::to_string(i)));
+  }
+  CHECK(dir.files() == std::vector<std::string>{"checkpoint", "ckpt-3.h5", "ckpt-4.h5"});
+  CHECK(manager.checkpoints() == std::vector<std::string>{dir / "ckpt-3", dir / "ckpt-4"});
+  CHECK(*manager.latest_checkpoint() == dir / "ckpt-4");
+  CHECK(*fg::train::latest_checkpoint(dir.path.string()) == dir / "ckpt-4");
+  // The index lists the two kept, oldest first, with their times, as CheckpointManager writes it.
+  std::istringstream index(read_bytes(dir / "checkpoint"));
+  std::vector<std::string> lines;
+  for (std::string l; std::getline(index, l);) lines.push_back(l);
+  REQUIRE(lines.size() == 6);
+  CHECK(lines[0] == "model_checkpoint_path: \"ckpt-4\"");
+  CHECK(lines[1] == "all_model_checkpoint_paths: \"ckpt-3\"");
+  CHECK(lines[2] == "all_model_checkpoint_paths: \"ckpt-4\"");
+  CHECK_THAT(lines[3], Catch::StartsWith("all_model_checkpoint_timestamps: "));
+  CHECK_THAT(lines[4], Catch::StartsWith("all_model_checkpoint_timestamps: "));
+  CHECK_THAT(lines[5], Catch::StartsWith("last_preserved_timestamp: "));
+  const auto state = fg::train::get_checkpoint_state(dir.path.string());
+  REQUIRE(state);
+  CHECK(state->all_model_checkpoint_timestamps.size() == 2);
+  CHECK(state->all_model_checkpoint_timestamps[0] <= state->all_model_checkpoint_timestamps[1]);
+  CHECK(std::abs(state->all_model_checkpoint_timestamps[1] - static_cast<double>(std::time(nullptr))) < 600);
+
+  // A new manager over the same directory takes up the list; its save deletes ckpt-3.
+  ckpt.restore(dir / "ckpt-3");
+  CHECK(values_of(w) == std::vector<float>{3.f, -3.f});
+  CHECK(ckpt.save_counter() == 3);
+  fg::train::checkpoint_manager again(ckpt, dir.path.string(), 2);
+  CHECK(again.checkpoints() == manager.checkpoints());
+  CHECK(*again.restore_or_initialize() == dir / "ckpt-4");
+  CHECK(values_of(w) == std::vector<float>{4.f, -4.f});
+  CHECK(again.save() == dir / "ckpt-5");
+  CHECK(dir.files() == std::vector<std::string>{"checkpoint", "ckpt-4.h5", "ckpt-5.h5"});
+  CHECK_THROWS_AS(fg::train::checkpoint_manager(ckpt, dir.path.string(), 0), fg::value_error);
+}
+
+TEST_CASE("checkpoint: the file's names and types, as h5py reads them", "[checkpoint]") {
+  scratch_dir dir("layout");
+  fg::random::set_seed(3);
+  fg::nn::sequential model(fg::nn::dense(3, {.activation = "relu"}), fg::nn::dense(1));
+  const fg::tensor<float> x = filled<float>({4, 2}, 5, false) * 1e-3f;
+  fg::optimizers::sgd opt({.learning_rate = 0.01, .momentum = 0.9});
+  model(x);  // builds the layers
+  {
+    const auto vars = fg::nn::trainable_variables(model);
+    fg::gradient_tape tape;
+    const fg::tensor<float> loss = fg::reduce_sum(fg::square(model(fg::tensor<float>(fg::tanh(x)))));
+    opt.apply_gradients(tape.gradient(loss, vars), vars);
+  }
+  fg::variable<std::int64_t> step(std::int64_t{12});
+  fg::variable<bool> flags(fg::tensor<bool>{true, false, true});
+  fg::variable<double> scale(fg::tensor<double>(fg::shape{2, 0}, std::vector<double>{}));
+  fg::variable<std::int32_t> seen(fg::tensor<std::int32_t>{{-1, 2}, {3, -4}});
+  fg::train::checkpoint ckpt{{"model", model}, {"optimizer", opt}, {"step", step},
+                             {"flags", flags}, {"scale", scale},   {"seen", seen}};
+  const std::string path = ckpt.save(dir / "ckpt") + ".h5";
+
+  std::vector<std::string> names;
+  for (const auto& info : fg::io::list_hdf5(path)) names.push_back(info.name);
+  // A sequential's variables are named as the model walk names them: the sequential, then its
+  // layers by their unique names (Note [model walk]).
+  CHECK(names == std::vector<std::string>{"flags", "model/sequential/dense/bias", "model/sequential/dense/kernel",
+                                          "model/sequential/dense_1/bias", "model/sequential/dense_1/kernel",
+                                          "optimizer/iteration", "optimizer/slots/model/sequential/dense/bias/momentum",
+                                          "optimizer/slots/model/sequential/dense/kernel/momentum",
+                                          "optimizer/slots/model/sequential/dense_1/bias/momentum",
+                                          "optimizer/slots/model/sequential/dense_1/kernel/momentum", "save_counter",
+                                          "scale", "seen", "step"});
+
+  // tests/reference/read_checkpoint.py prints what h5py reads: "name dtype (shape) values...".
+  fs::path script;
+  for (const fs::path& p :
+       {fs::path(__FILE__).parent_path() / "reference/read_checkpoint.py",
+        fs::path("tests/reference/read_checkpoint.py"), fs::path("../tests/reference/read_checkpoint.py")})
+    if (fs::exists(p)) {
+      script = p;
+      break;
+    }
+  if (script.empty()) {
+    WARN("skipped: tests/reference/read_checkpoint.py not found from " << fs::current_path());
+    return;
+  }
+  const std::string out = dir / "h5py.txt";
+  const int rc = std::system(("python3 '" + script.string() + "' '" + path + "' > '" + out + "' 2>&1").c_str());
+  if (WIFEXITED(rc) && WEXITSTATUS(rc) == 77) {
+    WARN("skipped: h5py is not installed (pip install h5py)");
+    return;
+  }
+  INFO(read_bytes(out));
+  REQUIRE(rc == 0);
+  std::map<std::string, std::vector<std::string>> seen_by_h5py;
+  std::istringstream lines(read_bytes(out));
+  for (std::string line; std::getline(lines, line);) {
+    std::istringstream words(line);
+    std::string name, w;
+    words >> name;
+    while (words >> w) seen_by_h5py[name].push_back(w);
+  }
+  // Each dataset: numpy's dtype, the shape, and every value exactly (floats as Python's repr).
+  const auto check = [&](const std::string& name, const fg::io::any_tensor& want) {
+    INFO(name);
+    REQUIRE(seen_by_h5py.count(name));
+    const std::vector<std::string>& got = seen_by_h5py.at(name);
+    const fg::shape& s = fg::io::shape_of(want);
+    std::string shape = "(";
+    for (std::size_t d = 0; d < s.rank(); ++d) shape += (d ? "," : "") + std::to_string(s[d]);
+    shape += ")";
+    REQUIRE(got.size() == 2 + s.elements());
+    CHECK(got[0] ==
+          (fg::io::dtype_of(want) == fg::dtype::boolean ? "bool" : std::string(fg::name(fg::io::dtype_of(want)))));
+    CHECK(got[1] == shape);
+    std::visit(
+        [&](const auto& t) {
+          for (std::size_t i = 0; i < t.size(); ++i) {
+            using T = std::decay_t<decltype(*t.data())>;
+            if constexpr (std::is_floating_point_v<T>)
+              CHECK(static_cast<T>(std::strtod(got[2 + i].c_str(), nullptr)) == t.data()[i]);
+            else
+              CHECK(std::strtoll(got[2 + i].c_str(), nullptr, 10) == static_cast<long long>(t.data()[i]));
+          }
+        },
+        want);
+  };
+  for (const auto& [name, value] : fg::io::read_hdf5(path)) check(name, value);
+  CHECK(seen_by_h5py.at("optimizer/iteration") == std::vector<std::string>{"int64", "()", "1"});
+  CHECK(seen_by_h5py.at("flags") == std::vector<std::string>{"bool", "(3)", "1", "0", "1"});
+  CHECK(seen_by_h5py.at("@fusegrad_format") == std::vector<std::string>{"named_tensors/1"});
+  CHECK(seen_by_h5py.size() == names.size() + 3);  // and three root attributes
+}
+
+namespace {
+/// Adam on a small regression: returns each step's loss.
+std::vector<float> train(mlp& m, fg::optimizers::adam& opt, int steps) {
+  const fg::tensor<float> x = filled<float>({16, 3}, 21, false) * 1e-3f,
+                          y = fg::tensor<float>(fg::sin(filled<float>({16, 2}, 22, false) * 1e-3f));
+  std::vector<float> losses;
+  for (int i = 0; i < steps; ++i) {
+    const auto vars = fg::nn::trainable_variables(m);
+    fg::gradient_tape tape;
+    const fg::tensor<float> loss = fg::reduce_mean(fg::square(m(x) - y));
+    opt.apply_gradients(tape.gradient(loss, vars), vars);
+    losses.push_back(loss.item());
+  }
+  return losses;
+}
+mlp built_model(std::uint64_t seed) {
+  fg::random::set_seed(seed);
+  mlp m;
+  m(fg::zeros<float>({1, 3}));
+  return m;
+}
+}  // namespace
+
+TEST_CASE("checkpoint: Adam resumed from a checkpoint trains bit for bit as if it never stopped", "[checkpoint]") {
+  scratch_dir dir("resume");
+  const fg::optimizers::adam_options o{.learning_rate = 0.05};
+  mlp straight = built_model(7);
+  fg::optimizers::adam straight_opt(o);
+  const std::vector<float> want = train(straight, straight_opt, 6);
+  REQUIRE(want.size() == 6);
+  CHECK(want[5] < want[0]);
+
+  mlp first = built_model(7);
+  fg::optimizers::adam first_opt(o);
+  std::vector<float> got = train(first, first_opt, 3);
+  fg::variable<std::int64_t> epoch(std::int64_t{3});
+  const std::string saved =
+      fg::train::checkpoint{{"model", first}, {"optimizer", first_opt}, {"epoch", epoch}}.save(dir / "ckpt");
+
+  SECTION("into a fresh model and a fresh optimizer") {
+    mlp second = built_model(8);  // other initial values, which restore replaces
+    fg::optimizers::adam second_opt(o);
+    fg::variable<std::int64_t> second_epoch(std::int64_t{0});
+    CHECK(second_opt.variables().size() == 1);  // no slots made yet
+    CHECK(weights(second) != weights(first));
+    fg::train::checkpoint ckpt{{"model", second}, {"optimizer", second_opt}, {"epoch", second_epoch}};
+    ckpt.restore(fg::train::latest_checkpoint(dir.path.string()));
+    CHECK(second_epoch.peek().item() == 3);
+    CHECK(second_opt.iterations() == 3);
+    CHECK(second_opt.variables().size() == 9);  // iteration, then momentum and velocity of 4 variables
+    CHECK(weights(second) == weights(first));
+    for (float l : train(second, second_opt, 3)) got.push_back(l);
+    CHECK(got == want);
+    CHECK(weights(second) == weights(straight));
+    CHECK(second_opt.iterations() == 6);
+    for (const auto& v : fg::nn::trainable_variables(second)) {
+      const auto slots = second_opt.slots(v);
+      REQUIRE(slots.size() == 2);
+      CHECK(slots[0].name == "momentum");
+      CHECK(slots[1].name == "velocity");
+    }
+  }
+  SECTION("into the same model and optimizer after they went on") {
+    train(first, first_opt, 2);
+    fg::train::checkpoint{{"model", first}, {"optimizer", first_opt}, {"epoch", epoch}}.restore(saved);
+    CHECK(first_opt.iterations() == 3);
+    for (float l : train(first, first_opt, 3)) got.push_back(l);
+    CHECK(got == want);
+    CHECK(weights(first) == weights(straight));
+  }
+}
+
+TEST_CASE("checkpoint: a file from another model, or a damaged one, is an error and changes nothing", "[checkpoint]") {
+  scratch_dir dir("mismatch");
+  fg::variable<float> x(fg::tensor<float>{1234.5f, -8.25f}, "x");
+  fg::variable<float> y(fg::tensor<float>{{1.f, 2.f}}, "y");
+  fg::variable<std::int64_t> n(std::int64_t{5});
+  const std::string both = fg::train::checkpoint{{"x", x}, {"y", y}, {"n", n}}.save(dir / "both");
+  const std::string only_x = fg::train::checkpoint{{"x", x}}.save(dir / "only_x");
+
+  fg::variable<float> x2(fg::tensor<float>{0.f, 0.f}), y2(fg::tensor<float>{{0.f, 0.f}});
+  fg::variable<std::int64_t> n2(std::int64_t{0});
+  const auto unchanged = [&] {
+    return values_of(x2) == std::vector<float>{0.f, 0.f} && values_of(y2) == std::vector<float>{0.f, 0.f} &&
+           n2.peek().item() == 0;
+  };
+
+  SECTION("a variable the file lacks") {
+    fg::train::checkpoint c{{"x", x2}, {"y", y2}, {"n", n2}};
+    CHECK_THROWS_WITH(c.restore(only_x), Catch::Contains("only_x-1.h5' does not fit, nothing was restored") &&
+                                             Catch::Contains("'y' (float32, shape (1, 2)) is not in the file") &&
+                                             Catch::Contains("'n' (int64, shape ()) is not in the file"));
+    CHECK(unchanged());
+  }
+  SECTION("values that nothing here takes, unless expect_partial") {
+    fg::train::checkpoint c{{"x", x2}};
+    CHECK_THROWS_WITH(c.restore(both),
+                      Catch::Contains("'y' in the file matches nothing here") && Catch::Contains("expect_partial"));
+    CHECK(unchanged());
+    c.restore(both, {.expect_partial = true});
+    CHECK(values_of(x2) == std::vector<float>{1234.5f, -8.25f});
+  }
+  SECTION("a shape that differs") {
+    fg::variable<float> y3(fg::tensor<float>{{0.f}, {0.f}});
+    fg::train::checkpoint c{{"x", x2}, {"y", y3}, {"n", n2}};
+    CHECK_THROWS_AS(c.restore(both), fg::shape_error);
+    CHECK_THROWS_WITH(c.restore(both), Catch::Contains("'y' has shape (1, 2) in the file but (2, 1) here"));
+    CHECK(values_of(x2) == std::vector<float>{0.f, 0.f});
+  }
+  SECTION("an element type that differs") {
+    fg::variable<double> y4(fg::tensor<double>{{0.0, 0.0}});
+    fg::train::checkpoint c{{"x", x2}, {"y", y4}, {"n", n2}};
+    CHECK_THROWS_WITH(c.restore(both), Catch::Contains("'y' is float32 in the file but float64 here"));
+    CHECK(unchanged());
+  }
+  SECTION("a model not built yet") {
+    fg::random::set_seed(1);
+    mlp built;
+    built(fg::zeros<float>({1, 3}));
+    const std::string p = fg::train::checkpoint{{"model", built}}.save(dir / "model");
+    mlp fresh;
+    fg::train::checkpoint c{{"model", fresh}, {"x", x2}};
+    CHECK_THROWS_WITH(c.restore(p, {.expect_partial = false}),
+                      Catch::Contains("'model/hidden/kernel' in the file matches nothing here") &&
+                          Catch::Contains("The model 'model' has no variables yet") &&
+                          Catch::Contains("call the model once"));
+    CHECK(unchanged());
+  }
+  SECTION("a truncated or corrupt file") {
+    const std::string file = both + ".h5", good = read_bytes(file);
+    fg::train::checkpoint c{{"x", x2}, {"y", y2}, {"n", n2}};
+    write_bytes(file, good.substr(0, good.size() / 2));
+    CHECK_THROWS_WITH(c.restore(both), Catch::Contains("fg::io::read_hdf5: '" + file + "'"));
+    CHECK(unchanged());
+    std::string flipped = good;
+    const float v = 1234.5f;
+    const std::size_t at = flipped.find(std::string(reinterpret_cast<const char*>(&v), sizeof v));
+    REQUIRE(at != std::string::npos);
+    flipped[at + 1] = static_cast<char>(flipped[at + 1] ^ 1);
+    write_bytes(file, flipped);
+    CHECK_THROWS_WITH(c.restore(both), Catch::Contains(file) && Catch::Contains("dataset 'x'") &&
+                                           Catch::Contains("do not match their checksum"));
+    CHECK(unchanged());
+    write_bytes(file, good);
+    c.restore(both);
+    CHECK(values_of(x2) == std::vector<float>{1234.5f, -8.25f});
+    CHECK(n2.peek().item() == 5);
+  }
+  SECTION("bad object names") {
+    CHECK_THROWS_AS((fg::train::checkpoint{{"a/b", x}}), fg::value_error);
+    CHECK_THROWS_AS((fg::train::checkpoint{{"save_counter", x}}), fg::value_error);
+    CHECK_THROWS_WITH((fg::train::checkpoint{{"x", x}, {"x", y}}), Catch::Contains("two objects are named 'x'"));
+  }
+}
+
+TEST_CASE("save_weights / load_weights: a model's variables alone", "[checkpoint]") {
+  scratch_dir dir("weights");
+  const mlp a = built_model(1), b = built_model(2);
+  fg::train::save_weights(a, dir / "a.weights.h5");
+  std::vector<std::string> names;
+  for (const auto& info : fg::io::list_hdf5(dir / "a.weights.h5")) names.push_back(info.name);
+  CHECK(names == std::vector<std::string>{"hidden/bias", "hidden/kernel", "out/bias", "out/kernel"});
+  CHECK(weights(a) != weights(b));
+  fg::train::load_weights(b, dir / "a.weights.h5");
+  CHECK(weights(a) == weights(b));
+
+  fg::random::set_seed(3);
+  fg::nn::dense wide(5);
+  wide(fg::zeros<float>({1, 3}));
+  const auto before = values_of(fg::nn::trainable_variables(wide)[0]);
+  CHECK_THROWS_WITH(fg::train::load_weights(wide, dir / "a.weights.h5"), Catch::Contains("fg::train::load_weights"));
+  CHECK(values_of(fg::nn::trainable_variables(wide)[0]) == before);
+  mlp unbuilt;
+  CHECK_THROWS_WITH(fg::train::save_weights(unbuilt, dir / "u.h5"), Catch::Contains("has no variables yet"));
+  CHECK_THROWS_WITH(fg::train::load_weights(unbuilt, dir / "a.weights.h5"), Catch::Contains("call the model once"));
+}
