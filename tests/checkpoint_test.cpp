@@ -728,3 +728,56 @@ TEST_CASE("save_weights / load_weights: a model's variables alone", "[checkpoint
   CHECK_THROWS_WITH(fg::train::save_weights(unbuilt, dir / "u.h5"), Catch::Contains("has no variables yet"));
   CHECK_THROWS_WITH(fg::train::load_weights(unbuilt, dir / "a.weights.h5"), Catch::Contains("call the model once"));
 }
+
+TEST_CASE("model_checkpoint: fit writes the weights after each epoch, or the best only", "[checkpoint][fit]") {
+  namespace nn = fg::nn;
+  scratch_dir dir("model_checkpoint");
+  fg::random::set_seed(5);
+  const fg::tensor<float> x = fg::random::normal<float>({64, 3}, 6);
+  const fg::tensor<float> y = fg::matmul(x, fg::tensor<float>{{1.f}, {-2.f}, {0.5f}});
+  nn::sequential model{nn::dense(4, {.activation = "relu"}), nn::dense(1)};
+  model.compile({.optimizer = fg::optimizers::sgd({.learning_rate = 0.05}), .loss = nn::losses::mean_squared_error()});
+  // Every epoch, the file named by the epoch; the last holds the weights fit ended with.
+  auto every = std::make_shared<fg::train::model_checkpoint>(dir / "w-{epoch:02d}.h5");
+  model.fit(x, y, {.epochs = 3, .verbose = 0, .callbacks = {every}});
+  CHECK(dir.files() == std::vector<std::string>{"w-01.h5", "w-02.h5", "w-03.h5"});
+  CHECK(every->saves() == 3);
+  nn::sequential copy{nn::dense(4, {.activation = "relu"}), nn::dense(1)};
+  copy(x);
+  fg::train::load_weights(copy, dir / "w-03.h5");
+  const fg::tensor<float> p = model.predict(x), q = copy.predict(x);
+  for (std::size_t i = 0; i < p.size(); ++i) CHECK(q.data()[i] == p.data()[i]);
+
+  // save_best_only: written when the monitored value improves, kept otherwise.
+  fg::train::model_checkpoint best(dir / "best.h5", {.monitor = "val_loss", .save_best_only = true});
+  nn::callbacks::training_context ctx;
+  ctx.variables = nn::named_variables(model);
+  best.attach(&ctx);
+  fg::variable<float> kernel = nn::trainable_variables(model)[0];
+  const float first = kernel.peek().data()[0];
+  best.on_epoch_end(0, {{"val_loss", 0.5}});
+  kernel.assign(kernel.peek() + 1.f);
+  best.on_epoch_end(1, {{"val_loss", 0.7}});  // worse: the file keeps epoch 1's weights
+  best.on_epoch_end(2, {{"loss", 0.1}});      // no val_loss: skipped
+  CHECK(best.saves() == 1);
+  CHECK(best.best() == 0.5);
+  fg::train::load_weights(copy, dir / "best.h5");
+  CHECK(nn::trainable_variables(copy)[0].peek().data()[0] == first);
+  best.on_epoch_end(3, {{"val_loss", 0.25}});  // better: written
+  fg::train::load_weights(copy, dir / "best.h5");
+  CHECK(nn::trainable_variables(copy)[0].peek().data()[0] == first + 1.f);
+  // Accuracies are maximised under mode "auto".
+  fg::train::model_checkpoint acc(dir / "acc.h5", {.monitor = "val_accuracy", .save_best_only = true});
+  acc.attach(&ctx);
+  acc.on_epoch_end(0, {{"val_accuracy", 0.5}});
+  acc.on_epoch_end(1, {{"val_accuracy", 0.4}});
+  acc.on_epoch_end(2, {{"val_accuracy", 0.9}});
+  CHECK(acc.saves() == 2);
+
+  CHECK_THROWS_WITH(fg::train::model_checkpoint(dir / "m.h5", {.save_weights_only = false}),
+                    Catch::Contains("saves weights only"));
+  CHECK_THROWS_WITH(fg::train::model_checkpoint(dir / "m.h5", {.mode = "up"}), Catch::Contains("mode must be"));
+  CHECK_THROWS_WITH(fg::train::model_checkpoint(dir / "m-{epoch:x}.h5").path_for(0),
+                    Catch::Contains("is not a format fusegrad knows"));
+  CHECK(fg::train::model_checkpoint(dir / "m-{epoch}-{epoch:03d}.h5").path_for(6) == dir / "m-7-007.h5");
+}

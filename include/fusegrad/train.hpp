@@ -1,11 +1,13 @@
 #pragma once
 /// \file The training umbrella header: <fusegrad/nn.hpp> and fg::train's checkpoints
-/// (checkpoint, checkpoint_manager, latest_checkpoint, save_weights / load_weights) over HDF5
+/// (checkpoint, checkpoint_manager, latest_checkpoint, save_weights / load_weights, the fit
+/// callback model_checkpoint) over HDF5
 /// files (io/hdf5.hpp; link -lhdf5 of the serial build, `pkg-config hdf5`).
 
 #include "nn.hpp"
 #include "train/checkpoint.hpp"
 #include "train/checkpoint_manager.hpp"
 #include "train/checkpoint_state.hpp"
+#include "train/model_checkpoint.hpp"
 #include "train/trackable.hpp"
 #include "train/weights.hpp"
