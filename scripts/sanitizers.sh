@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The sanitizer runs of the test suite (docs/testing.md):
-# - thread: the concurrency test with ThreadSanitizer (build-tsan/);
+# - thread: the concurrency test and the datasets' thread tests with ThreadSanitizer (build-tsan/);
 # - address: the unit tests built again with AddressSanitizer, UndefinedBehaviorSanitizer and
 #   LeakSanitizer (build-asan/, every report fatal; -Og: an optimised build, so the SIMD loops
 #   users run are the ones checked (Note [host simd]), which compiles in two thirds of -O1's time
@@ -19,9 +19,12 @@ runs=" ${*:-thread address} "
 if [[ $runs == *" thread "* ]]; then
   mkdir -p build-tsan
   flags=$(pkg-config --cflags xtensor catch2)
-  rm -f build-tsan/testlog.json build-tsan/concurrency_test
-  g++ -std=c++20 -O1 -g -fsanitize=thread -march=native -Iinclude -Itests $flags \
-    tests/concurrency_test.cpp tests/catch_main.cpp -lopenblas -lpthread -o build-tsan/concurrency_test \
+  rm -f build-tsan/testlog.json build-tsan/concurrency_test build-tsan/data_test
+  # The concurrency test, then the datasets' tests of their map and prefetch threads.
+  (g++ -std=c++20 -O1 -g -fsanitize=thread -march=native -Iinclude -Itests $flags \
+     tests/concurrency_test.cpp tests/catch_main.cpp -lopenblas -lpthread -o build-tsan/concurrency_test &&
+   g++ -std=c++20 -O1 -g -fsanitize=thread -march=native -Iinclude -Itests $flags $(pkg-config --cflags hdf5) \
+     tests/data_test.cpp tests/catch_main.cpp -lopenblas -ldnnl -lpthread -lz -o build-tsan/data_test) \
     > build-tsan/build.out 2>&1 &
   tsan_build=$!
 fi
@@ -40,13 +43,14 @@ fi
 if [[ $runs == *" thread "* ]]; then
   wait "$tsan_build"; tsan_rc=$?
   if [ "$tsan_rc" -eq 0 ]; then
-    out=$(TSAN_OPTIONS=halt_on_error=1 ./build-tsan/concurrency_test 2>&1); rc=$?
+    out=$(TSAN_OPTIONS=halt_on_error=1 ./build-tsan/concurrency_test 2>&1 &&
+          TSAN_OPTIONS=halt_on_error=1 ./build-tsan/data_test '[threads]' 2>&1); rc=$?
   else
     out=$(cat build-tsan/build.out); rc=1
   fi
   result=OK
   [ "$rc" -eq 0 ] || { result=FAIL; status=1; echo "$out" | tail -n 40; }
-  python3 -c 'import json, sys; print(json.dumps({"name": "concurrency_test (ThreadSanitizer)", "result": sys.argv[1], "stdout": sys.argv[2]}))' \
+  python3 -c 'import json, sys; print(json.dumps({"name": "concurrency_test and data_test [threads] (ThreadSanitizer)", "result": sys.argv[1], "stdout": sys.argv[2]}))' \
     "$result" "$out" > build-tsan/testlog.json
 fi
 exit "$status"
