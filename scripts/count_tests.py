@@ -35,7 +35,7 @@ def count(path, label):
             m_all = ALL_OK.findall(out)
             m_mix = MIXED.findall(out)
             if m_all:
-                passed += int(m_all[-1][1])
+                passed += sum(int(m[1]) for m in m_all)  # a log may hold several programs' summaries
                 if not ok:
                     failed += 1
                     print(f"failed: {label}{t.get('name')} ({t.get('result')})")
