@@ -17,9 +17,13 @@ FLOORS = {
     "eval": 4,
     "autodiff": 5,
     "eager": 6,
-    "nn": 7, "data": 7, "io": 7, "train": 7, "distribute": 7,
+    "io": 7,
+    "data": 8,
+    "nn": 9,
+    "train": 10,
+    "distribute": 11,
 }
-TOP = 8  # fusegrad.hpp, the umbrella header, sits above every floor
+TOP = 12  # the umbrella headers (fusegrad.hpp, nn.hpp, data.hpp, train.hpp) sit above every floor
 
 # Each floor's internal namespaces (in fusegrad::), so that a call says which floor it goes to.
 # There is no fusegrad::detail: internal names live in the namespace of the floor that declares them.
