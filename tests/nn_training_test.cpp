@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 #include <fusegrad/fusegrad.hpp>
 #include <fusegrad/nn.hpp>
+#include <fusegrad/data.hpp>
 
 #include "test_helpers.hpp"
 
@@ -949,6 +950,29 @@ TEST_CASE("fit: steps_per_epoch draws from one pass across epochs; errors", "[fi
   batch_list bad;
   bad.batches = {{d.x, fg::gather(d.y, fg::tensor<std::int64_t>{0, 1}, 0)}};
   CHECK_THROWS_WITH(a.fit(bad, {.verbose = 0}), Catch::Contains("batch 0 has 96 samples in x"));
+}
+
+TEST_CASE("fit: an fg::data pipeline trains, validates, repeats and predicts", "[fit][data]") {
+  namespace nn = fg::nn;
+  const two_classes d = make_two_classes(256, 9);
+  const auto train = fg::data::from_tensor_slices(d.x, d.y).shuffle(256, 3).batch(32);
+  const auto val = fg::data::from_tensor_slices(d.x, d.y).batch(64);
+  nn::sequential model = fixed_classifier(d.x);
+  const nn::history h = model.fit(train, {.epochs = 6, .verbose = 0, .validation_data = val});
+  REQUIRE(h["val_accuracy"].size() == 6);
+  CHECK(h["val_accuracy"].back() >= 0.9);
+  // The validation logs are evaluate's over the same batches.
+  CHECK(model.evaluate(val).at("loss") == Approx(model.evaluate(d.x, d.y, {.batch_size = 64}).at("loss")).epsilon(1e-6));
+  // A repeated pipeline with steps_per_epoch; a filtered one, whose length is unknown.
+  CHECK(model.fit(train.repeat(), {.epochs = 2, .verbose = 0, .steps_per_epoch = 5})["loss"].size() == 2);
+  const auto kept = fg::data::from_tensor_slices(d.x, d.y)
+                        .filter([](const fg::tensor<float>&, const fg::tensor<std::int64_t>& y) { return y.item() >= 0; })
+                        .batch(32);
+  CHECK(kept.cardinality() == fg::data::unknown_cardinality);
+  CHECK(model.fit(kept, {.epochs = 1, .verbose = 0})["loss"].size() == 1);
+  const fg::tensor<float> p = model.predict(fg::data::from_tensor_slices(d.x).batch(100)), q = model.predict(d.x);
+  REQUIRE(p.shape() == q.shape());
+  for (std::size_t i = 0; i < p.size(); ++i) CHECK(p.data()[i] == Approx(q.data()[i]).epsilon(1e-5).margin(1e-6));
 }
 
 TEST_CASE("progress logger: a dataset's first epoch counts steps without a total", "[fit][data]") {
