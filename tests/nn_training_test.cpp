@@ -885,6 +885,13 @@ batch_list batches_of(const fg::tensor<float>& x, const fg::tensor<std::int64_t>
   }
   return out;
 }
+/// Requires the trainable variables of a and b to hold the same values, bit for bit.
+void check_same_weights(const fg::nn::sequential& a, const fg::nn::sequential& b) {
+  const std::vector<fg::variable<float>> wa = fg::nn::trainable_variables(a), wb = fg::nn::trainable_variables(b);
+  REQUIRE(wa.size() == wb.size());
+  for (std::size_t i = 0; i < wa.size(); ++i)
+    for (std::size_t j = 0; j < wa[i].shape().elements(); ++j) CHECK(wb[i].peek().data()[j] == wa[i].peek().data()[j]);
+}
 /// A sequential classifier for two_classes, compiled, with fixed initial weights.
 fg::nn::sequential fixed_classifier(const fg::tensor<float>& x) {
   namespace nn = fg::nn;
@@ -916,9 +923,7 @@ TEST_CASE("fit: a dataset of batches trains as the same batches of tensors do", 
     CAPTURE(k);
     CHECK(hb[k] == ha[k]);
   }
-  const std::vector<fg::variable<float>> wa = nn::trainable_variables(a), wb = nn::trainable_variables(b);
-  for (std::size_t i = 0; i < wa.size(); ++i)
-    for (std::size_t j = 0; j < wa[i].shape().elements(); ++j) CHECK(wb[i].peek().data()[j] == wa[i].peek().data()[j]);
+  check_same_weights(a, b);
   // evaluate and predict over the dataset give what they give over the tensors.
   CHECK(b.evaluate(val) == a.evaluate(v.x, v.y, {.batch_size = 32}));
   const fg::tensor<float> pa = a.predict(d.x, {.batch_size = 32}), pb = b.predict(train);
@@ -939,9 +944,7 @@ TEST_CASE("fit: steps_per_epoch draws from one pass across epochs; errors", "[fi
   batch_list first_two;
   first_two.batches = {train.batches[0], train.batches[1]};
   b.fit(first_two, {.epochs = 1, .verbose = 0});
-  const std::vector<fg::variable<float>> wa = nn::trainable_variables(a), wb = nn::trainable_variables(b);
-  for (std::size_t i = 0; i < wa.size(); ++i)
-    for (std::size_t j = 0; j < wa[i].shape().elements(); ++j) CHECK(wb[i].peek().data()[j] == wa[i].peek().data()[j]);
+  check_same_weights(a, b);
   CHECK_THROWS_WITH(a.fit(train, {.epochs = 1, .verbose = 0, .steps_per_epoch = 4}),
                     Catch::Contains("ran out after 3 of steps_per_epoch = 4"));
   CHECK_THROWS_WITH(a.fit(train, {.verbose = 0, .validation_split = 0.2}),
