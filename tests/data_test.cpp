@@ -240,6 +240,55 @@ TEST_CASE("batch, drop_remainder, unbatch and tuple batches give tf.data's eleme
   CHECK(shapes == std::vector<fg::shape>{{2, 2}, {2, 2}, {1, 2}});
 }
 
+TEST_CASE("padded_batch pads each dimension to the batch's longest or to padded_shapes, as tf.data", "[data][batch]") {
+  // tests/reference/tf_data.py: elements fill([x], x) for x in 1..5
+  const auto ragged = fgd::range(1, 6).map([](const itensor& x) {
+    return fg::fill<i64>(fg::shape{static_cast<std::size_t>(x.item())}, x.item());
+  });
+  using rows = std::vector<std::vector<i64>>;
+  CHECK(collect(ragged.padded_batch(2)) == rows{{1, 0, 2, 2}, {3, 3, 3, 0, 4, 4, 4, 4}, {5, 5, 5, 5, 5}});
+  std::vector<fg::shape> shapes;
+  for (const itensor& b : ragged.padded_batch(2)) shapes.push_back(b.shape());
+  CHECK(shapes == std::vector<fg::shape>{{2, 2}, {2, 4}, {1, 5}});
+  CHECK(collect(ragged.padded_batch(2, {.padded_shapes = {{6}}, .padding_values = {-1}})) ==
+        rows{{1, -1, -1, -1, -1, -1, 2, 2, -1, -1, -1, -1},
+             {3, 3, 3, -1, -1, -1, 4, 4, 4, 4, -1, -1},
+             {5, 5, 5, 5, 5, -1}});
+  CHECK(collect(ragged.padded_batch(2, {.drop_remainder = true})) == rows{{1, 0, 2, 2}, {3, 3, 3, 0, 4, 4, 4, 4}});
+  CHECK(ragged.padded_batch(2).cardinality() == fgd::range(5).batch(2).cardinality());
+
+  // rank 2: range(x * (4 - x)) as (x, 4 - x) for x in 1..3, one batch of (3, 3, 3)
+  const auto grid = fgd::range(1, 4).map([](const itensor& x) {
+    const i64 r = x.item();
+    return fg::reshape(fg::range<i64>(r * (4 - r)), {r, 4 - r});
+  });
+  const itensor g = grid.padded_batch(3).make_iterator().next();
+  CHECK(g.shape() == fg::shape{3, 3, 3});
+  CHECK(values(g) == std::vector<i64>{0, 1, 2, 0, 0, 0, 0, 0, 0, 0, 1, 0, 2, 3, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 2, 0, 0});
+  // a padded size given for one dimension, the other the batch's longest
+  CHECK(grid.padded_batch(3, {.padded_shapes = {{4, -1}}}).make_iterator().next().shape() == fg::shape{3, 4, 3});
+
+  // tuples: each component by its position, with its own padding value
+  const auto pairs = fgd::range(1, 4).map([](const itensor& x) {
+    const i64 r = x.item();
+    return std::pair{fg::fill<i64>(fg::shape{static_cast<std::size_t>(r)}, r),
+                     fg::fill<float>(fg::shape{static_cast<std::size_t>(4 - r), 1}, static_cast<float>(r))};
+  });
+  auto [a, b] = pairs.padded_batch(3, {.padding_values = {0, 0.5}}).make_iterator().next();
+  CHECK(values(a) == std::vector<i64>{1, 0, 0, 2, 2, 0, 3, 3, 3});
+  CHECK(b.shape() == fg::shape{3, 3, 1});
+  CHECK(values(b) == std::vector<float>{1, 1, 1, 2, 2, 0.5f, 3, 0.5f, 0.5f});
+
+  // errors name the element, the component and the sizes
+  CHECK_THROWS_WITH(collect(ragged.padded_batch(2, {.padded_shapes = {{3}}})),
+                    Catch::Contains("padded_batch") && Catch::Contains("element 1") && Catch::Contains("(3)"));
+  CHECK_THROWS_WITH(collect(ragged.padded_batch(2, {.padded_shapes = {{3, 3}}})),
+                    Catch::Contains("padded_shapes[0] has 2 dimensions") && Catch::Contains("rank 1"));
+  const auto ranks = fgd::range(1, 3).map([](const itensor& x) { return x.item() == 1 ? fg::zeros<i64>({2}) : fg::zeros<i64>({2, 2}); });
+  CHECK_THROWS_WITH(collect(ranks.padded_batch(2)), Catch::Contains("element 1 has shape (2, 2)") && Catch::Contains("keeps the rank"));
+  CHECK_THROWS_WITH(ragged.padded_batch(0), Catch::Contains("padded_batch: batch_size must be at least 1"));
+}
+
 TEST_CASE("cardinality gives tf.data's counts, INFINITE (-1) and UNKNOWN (-2)", "[data]") {
   // tests/reference/tf_data.py, "cardinality ..." lines.
   const auto r = fgd::range(10);

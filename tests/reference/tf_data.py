@@ -57,6 +57,16 @@ def main():
     show("range(10).take(3)", r(10).take(3))
     show("range(10).take(-1)", r(10).take(-1))
     show("range(10).skip(7)", r(10).skip(7))
+    # padded_batch: elements fill([x], x) of lengths 1..4 (tf.data's own example), and rank 2
+    ragged = r(1, 6).map(lambda x: tf.fill([x], x))
+    show("fill([x], x) for x in 1..5, padded_batch(2)", ragged.padded_batch(2))
+    show("padded_batch(2, padded_shapes=[6], padding_values=-1)", ragged.padded_batch(2, padded_shapes=[6], padding_values=tf.constant(-1, tf.int64)))
+    show("padded_batch(2, drop_remainder=True)", ragged.padded_batch(2, drop_remainder=True))
+    grid = r(1, 4).map(lambda x: tf.reshape(tf.range(x * (4 - x)), [x, 4 - x]))
+    show("range(x * (4 - x)) as (x, 4 - x) for x in 1..3, padded_batch(3)", grid.padded_batch(3))
+    pairs = r(1, 4).map(lambda x: (tf.fill([x], x), tf.cast(tf.fill([4 - x, 1], x), tf.float32)))
+    for i, (a, b) in enumerate(pairs.padded_batch(3, padding_values=(tf.constant(0, tf.int64), 0.5))):
+        print(f"pairs padded_batch(3) component 0: {cxx(a.numpy().tolist())}, component 1: {cxx(b.numpy().tolist())}")
     show("range(10).skip(-1)", r(10).skip(-1))
     show("range(10).shard(3, 1)", r(10).shard(3, 1))
     show("range(10).filter(x % 3 == 0)", r(10).filter(lambda x: x % 3 == 0))

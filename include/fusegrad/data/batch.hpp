@@ -11,6 +11,7 @@
 /// values of a map are copied once (by concat), and a batch that is a whole table in order is
 /// the table's tensor itself. Elements are checked to have one shape before anything is copied.
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -18,9 +19,25 @@
 #include <utility>
 #include <vector>
 
+#include "../eval/creation.hpp"
 #include "../eager/reshape.hpp"
 #include "../eager/shape_ops.hpp"
 #include "pipeline.hpp"
+
+namespace fusegrad::data {
+
+/// padded_batch's options, by the position of each tensor in the element (one tensor: index 0;
+/// a tuple: its tensors in order, nested tuples flattened).
+struct padded_batch_options {
+  /// Each tensor's padded shape (an element's shape without the batch axis); -1 or a missing
+  /// entry: the longest in the batch. Empty: every dimension padded to the batch's longest.
+  std::vector<std::vector<std::int64_t>> padded_shapes = {};
+  /// The value each tensor is padded with, converted to its type; missing: 0.
+  std::vector<double> padding_values = {};
+  bool drop_remainder = false;
+};
+
+}  // namespace fusegrad::data
 
 namespace fusegrad::data::impl {
 
@@ -168,6 +185,122 @@ class batch_node final : public node<E> {
   node_ptr<E> up_;
   std::size_t n_;
   bool drop_;
+};
+
+/// The elements of one tensor of the structure, each padded to one shape and stacked on a new
+/// first axis (Note [padded batch]).
+///
+/// Note [padded batch]: padded_batch stacks elements whose shapes differ, as tf.data's does:
+/// the elements of each tensor must share a rank, each dimension is padded at its end to the
+/// given size (or to the batch's longest), and the result is made once, filled with the padding
+/// value, with each element copied into its corner row by row. A given size smaller than an
+/// element's is an error naming the element, the dimension and both sizes.
+template <class T>
+tensor<T> pad_stack(const std::vector<tensor<T>>& xs, std::size_t leaf, bool in_tuple, const padded_batch_options& o) {
+  const std::string where = in_tuple ? " (component " + std::to_string(leaf) + " of the elements)" : std::string();
+  const std::size_t r = xs[0].rank();
+  fg::shape target = xs[0].shape();
+  for (std::size_t k = 1; k < xs.size(); ++k) {
+    FG_CHECK(xs[k].rank() == r, shape_error, "fg::data::padded_batch: element ", k, " has shape ", xs[k].shape(),
+             " but element 0 has shape ", xs[0].shape(), where, "; padding keeps the rank: reshape them to one rank first");
+    for (std::size_t d = 0; d < r; ++d) target[d] = std::max(target[d], xs[k].shape()[d]);
+  }
+  if (leaf < o.padded_shapes.size() && !o.padded_shapes[leaf].empty()) {
+    const std::vector<std::int64_t>& want = o.padded_shapes[leaf];
+    FG_CHECK(want.size() == r, shape_error, "fg::data::padded_batch: padded_shapes[", leaf, "] has ", want.size(),
+             " dimensions but the elements", where, " have rank ", r, " (shape ", xs[0].shape(), ")");
+    for (std::size_t d = 0; d < r; ++d) {
+      if (want[d] < 0) continue;
+      const auto size = static_cast<std::size_t>(want[d]);
+      for (std::size_t k = 0; k < xs.size(); ++k)
+        FG_CHECK(xs[k].shape()[d] <= size, shape_error, "fg::data::padded_batch: element ", k, where, " has shape ",
+                 xs[k].shape(), ", longer in dimension ", d, " than padded_shapes[", leaf, "] allows (", size, ")");
+      target[d] = size;
+    }
+  }
+  const T pad = leaf < o.padding_values.size() ? static_cast<T>(o.padding_values[leaf]) : T{};
+  fg::shape out_shape{xs.size()};
+  for (std::size_t d : target) out_shape.push_back(d);
+  tensor<T> out = fg::fill<T>(out_shape, pad, fg::device::cpu());
+  T* const base = out.buffer()->data;
+  const std::size_t per_element = target.elements();
+  for (std::size_t k = 0; k < xs.size(); ++k) {
+    const tensor<T> x = xs[k].cpu();
+    if (x.size() == 0) continue;
+    T* const dst = base + k * per_element;
+    if (r == 0) {
+      *dst = *x.data();
+      continue;
+    }
+    // Row by row along the last axis: the row's offset in the target from its index in x.
+    const std::size_t row = x.shape()[r - 1], rows = x.size() / row;
+    for (std::size_t i = 0; i < rows; ++i) {
+      std::size_t rest = i, offset = 0, stride = target[r - 1];
+      for (std::size_t d = r - 1; d-- > 0;) {
+        offset += (rest % x.shape()[d]) * stride;
+        rest /= x.shape()[d];
+        stride *= target[d];
+      }
+      std::copy_n(x.data() + i * row, row, dst + offset);
+    }
+  }
+  return out;
+}
+
+/// The padded batch of a structure, each tensor through pad_stack, leaves numbered in order.
+template <class E>
+E pad_assemble(const std::vector<E>& xs, std::size_t& leaf, bool in_tuple, const padded_batch_options& o) {
+  if constexpr (is_tensor<E>::value) {
+    return impl::pad_stack(xs, leaf++, in_tuple, o);
+  } else {
+    return [&]<std::size_t... K>(std::index_sequence<K...>) {
+      const auto part = [&]<std::size_t J>(std::integral_constant<std::size_t, J>) {
+        std::vector<std::tuple_element_t<J, E>> c;
+        c.reserve(xs.size());
+        for (const E& x : xs) c.push_back(std::get<J>(x));
+        return impl::pad_assemble(c, leaf, true, o);
+      };
+      return E{part(std::integral_constant<std::size_t, K>{})...};  // left to right, as assemble
+    }(std::make_index_sequence<std::tuple_size_v<E>>{});
+  }
+}
+
+template <class E>
+class padded_batch_node final : public node<E> {
+ public:
+  padded_batch_node(node_ptr<E> up, std::int64_t n, padded_batch_options o)
+      : node<E>(batch_cardinality(up->cardinality(), n, o.drop_remainder)),
+        up_(std::move(up)),
+        n_(static_cast<std::size_t>(n)),
+        o_(std::move(o)) {}
+  std::unique_ptr<cursor<E>> open() const override { return std::make_unique<pass>(up_->open(), n_, o_); }
+
+ private:
+  class pass final : public cursor<E> {
+   public:
+    pass(std::unique_ptr<cursor<E>> up, std::size_t n, const padded_batch_options& o) : up_(std::move(up)), n_(n), o_(o) {}
+    bool next(item<E>& out) override {
+      std::vector<E> xs;
+      while (!up_done_ && xs.size() < n_) {
+        item<E> x;
+        if (up_->next(x)) xs.push_back(x.take());
+        else up_done_ = true;
+      }
+      if (xs.empty() || (o_.drop_remainder && xs.size() < n_)) return false;
+      std::size_t leaf = 0;
+      out.set(impl::pad_assemble(xs, leaf, false, o_));
+      return true;
+    }
+
+   private:
+    std::unique_ptr<cursor<E>> up_;
+    std::size_t n_;
+    padded_batch_options o_;  // a copy: a pass may outlive its dataset
+    bool up_done_ = false;
+  };
+  node_ptr<E> up_;
+  std::size_t n_;
+  padded_batch_options o_;
 };
 
 template <class E>

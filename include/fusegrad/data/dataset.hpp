@@ -108,6 +108,16 @@ class dataset {
     return make<impl::batch_node<E>>(node_, batch_size, drop_remainder);
   }
 
+  /// batch_size consecutive elements of differing shapes, each padded at the end of each
+  /// dimension to the batch's longest (or to o.padded_shapes) with o.padding_values (0 when
+  /// absent), then stacked (Note [padded batch]); tf.data's padded_batch.
+  dataset padded_batch(std::int64_t batch_size, padded_batch_options o = {}) const {
+    static_assert(tensor_structure<E>, "fg::data::dataset::padded_batch: elements must be fg::tensor or std::tuple of "
+                                       "tensors to be padded; map them to tensors first");
+    FG_CHECK(batch_size >= 1, value_error, "fg::data::padded_batch: batch_size must be at least 1, got ", batch_size);
+    return make<impl::padded_batch_node<E>>(node_, batch_size, std::move(o));
+  }
+
   /// The rows of each element, as separate elements (the inverse of batch).
   dataset unbatch() const {
     static_assert(tensor_structure<E>, "fg::data::dataset::unbatch: elements must be fg::tensor or std::tuple of "
