@@ -423,6 +423,54 @@ TEST_CASE("integer pow with non-negative exponents matches numpy", "[binary][int
   CHECK(values(fg::tensor<std::int32_t>(fg::pow(a, 2))) == std::vector<std::int32_t>{4, 9, 25, 0, 49, 4});
 }
 
+namespace {
+/// Requires that f() throws fg::value_error with fg::pow's refusal of a negative integer
+/// exponent (TensorFlow's "Integers to negative integer powers are not allowed") and `detail`.
+template <class F>
+void check_refused(F&& f, const char* detail = "") {
+  try {
+    f();
+    FAIL("no error: expected fg::pow to refuse a negative integer exponent");
+  } catch (const fg::value_error& e) {
+    const std::string m = e.what();
+    CHECK_THAT(m, Catch::Contains("fg::pow"));
+    CHECK_THAT(m, Catch::Contains("negative integer powers are not allowed"));
+    CHECK_THAT(m, Catch::Contains(detail));
+  }
+}
+}  // namespace
+
+TEST_CASE("integer pow refuses negative exponents as TensorFlow does, tensor and scalar, fused or op by op",
+          "[binary][int][pow][errors]") {
+  // tf.pow(tf.constant([2, 1, -1, 0]), -1) raises InvalidArgumentError "Integers to negative
+  // integer powers are not allowed", whatever the base; so does a tensor exponent holding one.
+  const fg::tensor<std::int32_t> a = {2, 1, -1, 0};
+  check_refused([&] { return fg::pow(a, -1); }, "exponent -1");
+  check_refused([&] { return fg::pow(fg::tensor<std::int32_t>{1}, -2); });
+  check_refused([&] { return fg::pow(a, fg::tensor<std::int32_t>{1, 0, -2, 3}); }, "exponent -2 at element 2");
+  check_refused([&] { return fg::pow(a, fg::tensor<std::int32_t>{1, 0, -2, 3}); }, "(4,)");
+  check_refused([&] { return fg::pow(2, fg::tensor<std::int32_t>{3, -1}); });
+  const fg::tensor<std::int64_t> a64 = {3, 1};
+  check_refused([&] { return fg::pow(a64, std::int64_t{-5}); });
+  check_refused([&] { return fg::pow(a64, fg::tensor<std::int64_t>{{0, -1}}); });
+  // A broadcast exponent, and an exponent expression, checked by value.
+  check_refused([&] { return fg::pow(fg::tensor<std::int32_t>{{1, 2}, {3, 4}}, fg::tensor<std::int32_t>{0, -3}); });
+  const fg::tensor<std::int32_t> b = {3, 4, 2, 5};
+  check_refused([&] { return fg::pow(a, b - 3); }, "exponent -1 at element 2");
+  // The fused and the op-by-op evaluation of a chain holding the pow refuse it alike (when it is built).
+  check_refused([&] { return fg::tensor<std::int32_t>(fg::pow(a + 1, b - 4) * 2); });
+  check_refused([&] { return fg::eager::evaluate_unfused(fg::pow(a + 1, b - 4) * 2); });
+  // Non-negative exponents still work on every path (np.power): (a + 1) ** (b - 2) * 2.
+  const std::vector<std::int32_t> want = {6, 8, 2, 2};
+  CHECK(values(fg::tensor<std::int32_t>(fg::pow(a + 1, b - 2) * 2)) == want);
+  CHECK(values(fg::eager::evaluate_unfused(fg::pow(a + 1, b - 2) * 2)) == want);
+  CHECK(values(fg::tensor<std::int32_t>(fg::pow(a, 0))) == std::vector<std::int32_t>{1, 1, 1, 1});
+  CHECK(fg::tensor<std::int32_t>(fg::pow(0, fg::tensor<std::int32_t>(0))).item() == 1);
+  // Floating-point pow takes negative exponents: np.power(np.float32(-4), -1) = -0.25.
+  CHECK(fg::tensor<float>(fg::pow(fg::tensor<float>{2.f, -4.f}, -1.f)).data()[1] == -0.25f);
+  CHECK(fg::tensor<double>(fg::pow(fg::tensor<double>{2.0}, fg::tensor<double>{-2.0})).item() == 0.25);
+}
+
 TEST_CASE("int32 / int32 is floor division, while fg::truediv gives float64 as TensorFlow's / does", "[binary][int]") {
   fg::tensor<int> num = 12;
   fg::tensor<int> q = num / 2;

@@ -3,8 +3,12 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <random>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "op_list.hpp"
 #include "test_helpers.hpp"
@@ -47,6 +51,20 @@ struct numerics_checks_on {
   numerics_checks_on(const numerics_checks_on&) = delete;
   numerics_checks_on& operator=(const numerics_checks_on&) = delete;
 };
+/// Requires that f() throws fg::value_error naming log as the op that made NaN from operands
+/// of shape `shape`, and not the reshape to a reduction's result shape.
+template <class F>
+void check_by_log(F&& f, const char* shape = "operands of shape (2, 2)") {
+  try {
+    f();
+    FAIL("no error: expected check_numerics to name log");
+  } catch (const fg::value_error& e) {
+    const std::string m = e.what();
+    CHECK_THAT(m, Catch::Contains("'log' produced NaN"));
+    CHECK_THAT(m, Catch::Contains(shape));
+    CHECK_THAT(m, !Catch::Contains("reshape"));
+  }
+}
 const float nan_f = std::numeric_limits<float>::quiet_NaN();
 const float inf_f = std::numeric_limits<float>::infinity();
 }  // namespace
@@ -114,4 +132,78 @@ TEST_CASE("enable_check_numerics names the first op that makes NaN or Inf, forwa
   // Off again: NaN flows through silently, as by default.
   const fg::tensor<float> quiet = fg::log(x);
   CHECK(std::isnan(quiet.data()[1]));
+}
+
+TEST_CASE("enable_check_numerics names the op of a fused chain inside a reduction, keepdims or not, and op by op",
+          "[debugging]") {
+  const numerics_checks_on on;
+  const fg::tensor<float> m = {{-1.f, 2.f}, {3.f, 4.f}};  // log(-2) is NaN, log(2 * 3) finite
+  using reduction = std::function<fg::tensor<float>(const fg::tensor<float>&, const fg::axes&, bool)>;
+  const std::vector<std::pair<const char*, reduction>> reductions = {
+      {"reduce_max", [](const auto& t, const auto& a, bool k) { return fg::reduce_max(fg::log(t * 2.f) + 1.f, a, k); }},
+      {"reduce_min", [](const auto& t, const auto& a, bool k) { return fg::reduce_min(fg::log(t * 2.f) + 1.f, a, k); }},
+      {"reduce_sum", [](const auto& t, const auto& a, bool k) { return fg::reduce_sum(fg::log(t * 2.f) + 1.f, a, k); }},
+      {"reduce_mean", [](const auto& t, const auto& a, bool k) { return fg::reduce_mean(fg::log(t * 2.f) + 1.f, a, k); }},
+      {"reduce_prod", [](const auto& t, const auto& a, bool k) { return fg::reduce_prod(fg::log(t * 2.f) + 1.f, a, k); }},
+      {"reduce_logsumexp",
+       [](const auto& t, const auto& a, bool k) { return fg::reduce_logsumexp(fg::log(t * 2.f) + 1.f, a, k); }},
+  };
+  for (const auto& [name, f] : reductions)
+    for (bool keepdims : {false, true})
+      for (const fg::axes& ax : {fg::axes{}, fg::axes(1), fg::axes{0, 1}})
+        for (bool taped : {false, true}) {
+          INFO(name << ", keepdims " << keepdims << ", " << (ax.all ? 0 : ax.list.size()) << " axes, under a tape "
+                    << taped);
+          fg::gradient_tape tape;  // records only when it watches m
+          if (taped) tape.watch(m);
+          check_by_log([&] { return f(m, ax, keepdims); });
+        }
+  // A reduction of finite values that is not finite is named itself, with keepdims too.
+  const fg::tensor<float> big = {{3e38f, 3e38f}};
+  CHECK_THROWS_WITH(fg::reduce_sum(big * 1.f, {}, true), Catch::Contains("'reduce_sum' produced Inf"));
+  CHECK_THROWS_WITH(fg::reduce_sum(big, 1, true), Catch::Contains("'reduce_sum' produced Inf"));
+  CHECK_THROWS_WITH(fg::reduce_prod(big + 0.f, 1, true), Catch::Contains("'reduce_prod' produced Inf"));
+  CHECK_THROWS_WITH(fg::reduce_prod(big + 0.f), Catch::Contains("'reduce_prod' produced Inf"));
+  CHECK_THROWS_WITH(fg::reduce_mean(fg::zeros<float>({2, 0}) * 2.f, 1, true),
+                    Catch::Contains("'reduce_mean' produced NaN"));
+  // Boundary and nn ops whose operand chain made the NaN name that op, not themselves.
+  check_by_log([&] { return fg::matmul(fg::log(m * 2.f), m); });
+  check_by_log([&] { return fg::softmax(fg::log(m * 2.f)); });
+  check_by_log([&] { return fg::log_softmax(fg::log(m * 2.f), 0); });
+  check_by_log([&] { return fg::softmax_cross_entropy_with_logits(fg::ones<float>({2, 2}), fg::log(m * 2.f)); });
+  check_by_log([&] { return fg::sparse_softmax_cross_entropy_with_logits(fg::tensor<int>{0, 1}, fg::log(m * 2.f)); });
+  check_by_log([&] { return fg::tensor<float>(fg::sigmoid_cross_entropy_with_logits(m, fg::log(m * 2.f))); });
+  check_by_log([&] { return fg::cumsum(fg::log(m * 2.f), 1); });
+  check_by_log([&] { return fg::transpose(fg::log(m * 2.f)); });
+  const fg::tensor<float> images = fg::reshape(m, {1, 2, 2, 1});
+  check_by_log([&] { return fg::conv2d(fg::log(images * 2.f), fg::ones<float>({1, 1, 1, 1}), 1, "VALID"); },
+               "operands of shape (1, 2, 2, 1)");
+  CHECK_THROWS_WITH(fg::max_pool2d(fg::log(images * 2.f), 2, 1, "VALID"), Catch::Contains("'log' produced NaN"));
+  CHECK_THROWS_WITH(fg::fused_batch_norm(fg::log(images * 2.f), fg::ones<float>({1}), fg::zeros<float>({1})).y,
+                    Catch::Contains("'log' produced NaN"));
+  // The ops that make it themselves are named: softmax of +inf is NaN (inf - inf).
+  CHECK_THROWS_WITH(fg::softmax(fg::tensor<float>{inf_f, 1.f}), Catch::Contains("'softmax' produced NaN"));
+  // Op by op: the same op is named.
+  check_by_log([&] { return fg::eager::evaluate_unfused(fg::exp(fg::log(m * 2.f) * 2.f)); });
+  CHECK_THROWS_WITH(fg::eager::evaluate_unfused(fg::exp(m * 100.f) + 1.f), Catch::Contains("'exp' produced Inf"));
+  // Gradients: finite forward values whose gradient is Inf name the op whose gradient it is,
+  // through a reduction with keepdims and through matmul.
+  const fg::tensor<float> z = {{0.f, 0.f}};
+  for (bool keepdims : {false, true}) {
+    INFO("keepdims " << keepdims);
+    fg::gradient_tape tape;
+    tape.watch(z);
+    const fg::tensor<float> y = fg::reduce_max(fg::sqrt(z) * 3.f, 1, keepdims);
+    CHECK_THROWS_WITH(tape.gradient(y, z), Catch::Contains("the gradient of 'sqrt") && Catch::Contains("holds Inf"));
+  }
+  {
+    fg::gradient_tape tape;
+    tape.watch(z);
+    const fg::tensor<float> y = fg::matmul(fg::sqrt(z), fg::ones<float>({2, 3}));
+    CHECK_THROWS_WITH(tape.gradient(y, z), Catch::Contains("the gradient of 'sqrt") && Catch::Contains("holds Inf"));
+  }
+  // Finite results pass, keepdims included.
+  const fg::tensor<float> fine = fg::reduce_max(fg::log(fg::abs(m)) + 1.f, 1, true);
+  CHECK(fine.shape() == fg::shape{2, 1});
+  CHECK(fine.data()[1] == Approx(std::log(4.0) + 1.0));
 }

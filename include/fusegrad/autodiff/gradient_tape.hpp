@@ -14,6 +14,7 @@
 #include <optional>
 #include <string>
 #include <tuple>
+#include <utility>
 
 #include "../core/numerics.hpp"
 #include "../eval/creation.hpp"
@@ -229,22 +230,31 @@ class gradient_tape {
   template <class T = float>
   std::vector<variable<T>> watched_variables() const;
 
-  /// A scope in which this tape records nothing (TensorFlow's stop_recording).
+  /// A scope in which this tape records nothing (TensorFlow's stop_recording). A guard that
+  /// outlives its tape does nothing when it ends (Note [stop_recording guard]).
   [[nodiscard]] auto stop_recording() {
     check_thread("stop_recording");
     struct guard {
       autodiff::tape_state* s;
+      tensor_id serial;
       bool was;
-      guard(autodiff::tape_state* st) : s(st), was(st->paused) { s->paused = true; }
+      explicit guard(autodiff::tape_state* st) : s(st), serial(st->serial), was(st->paused) { s->paused = true; }
       guard(const guard&) = delete;
-      ~guard() { s->paused = was; }
+      guard& operator=(const guard&) = delete;
+      ~guard() {
+        if (autodiff::is_live_tape(s, serial)) s->paused = was;
+      }
     };
     return guard(&state_);
   }
 
-  /// Forgets everything recorded and watched; the tape keeps recording.
+  /// Forgets everything recorded and watched; the tape keeps recording. Throws fg::tape_error
+  /// when called while this tape computes a gradient (from a backward function).
   void reset() {
     check_thread("reset");
+    FG_CHECK(state_.walking == 0, tape_error,
+             "gradient_tape::reset: called while the tape computes a gradient (from a backward function or a "
+             "custom gradient); reset the tape after gradient() has returned");
     state_.clear();
     state_.variables.clear();
     state_.used = false;
@@ -307,8 +317,12 @@ class gradient_tape {
 
   /// True for a persistent tape.
   bool persistent() const noexcept { return state_.persistent; }
-  /// Number of entries recorded (each fused evaluation or op counts once).
-  std::size_t size() const noexcept { return state_.entries.size(); }
+  /// Number of entries recorded (each fused evaluation or op counts once). Like
+  /// watched_variables(), it may be asked on another thread only once the creator has exited.
+  std::size_t size() const {
+    check_reader_thread("size");
+    return state_.entries.size();
+  }
 
  private:
   struct source {
@@ -351,6 +365,17 @@ class gradient_tape {
     FG_CHECK(state_.owner == std::this_thread::get_id(), tape_error, "gradient_tape::", what,
              ": a tape belongs to the thread that created it; create one gradient_tape per thread");
   }
+  /// check_thread for what only reads the tape (size, watched_variables), which another thread
+  /// may also do once the creator has exited: nothing records on the tape any more, and the
+  /// creator's exit, published under the link's mutex, orders its writes before the read.
+  void check_reader_thread(const char* what) const {
+    if (state_.owner == std::this_thread::get_id()) return;
+    {
+      const std::lock_guard<std::mutex> g(link_->m);
+      if (!link_->owner) return;
+    }
+    check_thread(what);
+  }
   /// Warns once per process, however many threads watch integer tensors.
   static void warn_integer_watch() {
     static std::atomic<bool> warned{false};
@@ -358,6 +383,19 @@ class gradient_tape {
       std::cerr << "fusegrad: warning: watching an integer tensor; its gradient will always be None "
                    "(undefined). Use a float tensor to get gradients.\n";
     }
+  }
+
+  /// Note [recorded gradients]: gradient() on a persistent tape that is recording records its
+  /// own backward pass on the tape, which is what makes second derivatives work; called in a
+  /// loop that does not need them, it makes the tape grow with every call. The first such call
+  /// on each tape warns on std::cerr, as TensorFlow warns about gradient() inside a persistent
+  /// tape's context; gradient() under `tape.stop_recording()` records nothing.
+  void warn_recorded_gradient() {
+    if (std::exchange(state_.warned_recorded_gradient, true)) return;
+    std::cerr << "fusegrad: warning: gradient() on a persistent tape that is recording records its own "
+                 "backward pass on the tape, which grows with every such call; unless you need "
+                 "higher-order gradients, call it under `auto pause = tape.stop_recording();` "
+                 "(warned once per tape)\n";
   }
 
   /// Slot s's gradient as a number when fn may run on numbers: fn has a scalar path, its one
@@ -444,6 +482,8 @@ std::vector<gradient_tape::result> gradient_tape::gradient_impl(const Y& target_
              " source of shape ", s.shape, " (its gradient would always be None)");
   // The target is evaluated as if assigned inside the tape.
   const tensor<R> target = eval(target_expr);
+  FG_CHECK(target.defined(), value_error,
+           "gradient_tape::gradient: the target is undefined (a moved-from tensor or an unconnected gradient)");
   if (out_grad) {
     FG_CHECK(out_grad->defined() && out_grad->shape() == target.shape(), shape_error,
              "gradient_tape::gradient: output_gradients has shape ",
@@ -457,7 +497,10 @@ std::vector<gradient_tape::result> gradient_tape::gradient_impl(const Y& target_
       seed = autodiff::scalar_grad{1.0, dtype_of<R>(), static_cast<std::uint8_t>(target.rank())};
     else
       seed = out_grad ? tensor<R>(*out_grad) : tensor<R>(fg::fill_like(target, R(1)));
+    const std::size_t recorded = state_.entries.size();
     backward(target.id(), std::move(seed), sources, results);
+    if (state_.persistent && state_.entries.size() > recorded) [[unlikely]]
+      warn_recorded_gradient();
   }
   if (!state_.persistent) state_.used = true;
   for (std::size_t s = 0; s < sources.size(); ++s) {

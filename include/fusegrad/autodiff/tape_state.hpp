@@ -150,7 +150,12 @@ struct tape_state {
   bool watch_accessed_variables = true;
   bool paused = false;
   bool used = false;
+  bool warned_recorded_gradient = false;  ///< Note [recorded gradients] (gradient_tape.hpp)
+  int walking = 0;                        ///< backward walks of this tape under way (reset() refuses)
   std::thread::id owner = std::this_thread::get_id();
+  /// Unique among the tapes of the process: a stop_recording guard tells its tape from a later
+  /// one at the same address (Note [stop_recording guard]).
+  tensor_id serial = core::next_id();
   /// append(), reached through this pointer by record(): a translation unit that records
   /// evaluations but constructs no tape does not compile it (Note [installed engines]).
   void (*append_entry)(tape_state&, std::shared_ptr<backward_fn>&&, std::span<const tensor_id>, const std::uint32_t*,
@@ -381,6 +386,16 @@ inline void pop_tape(std::unique_ptr<tape_state>& s, const std::shared_ptr<tape_
   }
   link->orphaned.push_back(orphan_state(s.release(), [](tape_state* p) noexcept { delete p; }));
   link->owner->orphans.store(true, std::memory_order_relaxed);
+}
+
+/// Note [stop_recording guard]: a stop_recording() guard restores its tape's pause when it
+/// ends, unless the tape has been destroyed first: then the guard finds no live tape of this
+/// thread at its address with its serial, and does nothing (a safe no-op rather than a write
+/// to freed memory; a new tape at the same address has another serial).
+inline bool is_live_tape(const tape_state* s, tensor_id serial) noexcept {
+  for (const tape_state* t : tape_stack())
+    if (t == s) return t->serial == serial;
+  return false;
 }
 
 /// True when some tape on this thread records now (the cheap test evaluators make first); a

@@ -95,10 +95,12 @@ FG_ENGINES_INLINE void gradient_tape::backward(tensor_id target, autodiff::grad_
     bool paused;
     bool release;
     ~restore() {
+      --s.walking;
       s.paused = paused;
       if (release) s.clear();
     }
   } restore_guard{state_, was_paused, !persistent};
+  ++state_.walking;  // reset() refuses while a backward function runs
   state_.used = true;
 
   // Slots of the sources and the target (Note [tape slots]); ones the tape has not seen get

@@ -68,6 +68,7 @@ class variable {
 
   /// The current value (a read: tapes that watch accessed variables start watching this one).
   tensor<T> value() const {
+    live("value");
     notify_read();
     return load();
   }
@@ -75,6 +76,7 @@ class variable {
   tensor<T> read_value() const { return value(); }
   /// Replaces the value; its shape must not change. Safe while other threads read the variable.
   variable& assign(const tensor<T>& v) {
+    live("assign");
     FG_CHECK(v.defined() && v.shape() == s_->shape, shape_error, "fg::variable::assign: variable '", s_->name,
              "' has shape ", s_->shape, " but the new value has shape ",
              v.defined() ? v.shape().str() : std::string("undefined"), "; the value is unchanged");
@@ -86,28 +88,46 @@ class variable {
     return *this;  // `next`, now the old value, is released here, outside the lock
   }
   template <tensor_like E>
-  variable& assign(const E& e) { return assign(tensor<T>(eval(e))); }
+  variable& assign(const E& e) {
+    live("assign");
+    return assign(tensor<T>(eval(e)));
+  }
   /// value += delta.
   template <class E>
-  variable& assign_add(const E& delta) { return assign(tensor<T>(eval(load() + delta))); }
+  variable& assign_add(const E& delta) {
+    live("assign_add");
+    return assign(tensor<T>(eval(load() + delta)));
+  }
   /// value -= delta.
   template <class E>
-  variable& assign_sub(const E& delta) { return assign(tensor<T>(eval(load() - delta))); }
+  variable& assign_sub(const E& delta) {
+    live("assign_sub");
+    return assign(tensor<T>(eval(load() - delta)));
+  }
 
-  const std::string& name() const noexcept { return s_->name; }
-  bool trainable() const noexcept { return s_->trainable; }
-  const fg::shape& shape() const noexcept { return s_->shape; }
+  /// The name given at construction. Like every member but dtype(), throws fg::value_error on a
+  /// moved-from variable (Note [moved-from objects]).
+  const std::string& name() const { return live("name").name; }
+  bool trainable() const { return live("trainable").trainable; }
+  const fg::shape& shape() const { return live("shape").shape; }
+  /// The element type (a property of the C++ type, so also of a moved-from variable).
   static constexpr fg::dtype dtype() noexcept { return dtype_of<T>(); }
   /// The id every value of this variable carries.
-  tensor_id id() const noexcept { return s_->id; }
+  tensor_id id() const { return live("id").id; }
   /// The value as it is, without counting as a read.
-  tensor<T> peek() const { return load(); }
+  tensor<T> peek() const {
+    live("peek");
+    return load();
+  }
+  /// False for a moved-from variable.
+  bool valid() const noexcept { return static_cast<bool>(s_); }
   /// Calls f(p), p the elements of the value's own buffer, holding the value's lock, when that
   /// buffer is on the host and no tensor but the variable holds it, and returns what f returns;
   /// returns false without calling f otherwise (internal: the training ops' in-place step,
   /// Note [variable values]).
   template <class F>
   bool update_unshared(F&& f) {
+    live("update");
     const std::lock_guard<autodiff::value_lock> g(s_->lock);
     const auto& b = s_->value.buffer();
     if (b.use_count() != 1 || b->dev != fg::device::cpu()) return false;
@@ -128,6 +148,12 @@ class variable {
     tensor_id id = 0;
   };
   explicit variable(std::shared_ptr<state> s) : s_(std::move(s)) {}
+  /// The state, or a value_error naming `op` when the variable was moved from.
+  state& live(const char* op) const {
+    FG_CHECK(s_, value_error, "fg::variable::", op,
+             ": the variable was moved from and holds no value; use the variable it was moved to");
+    return *s_;
+  }
   /// A copy of the current value (Note [variable values]).
   tensor<T> load() const {
     const std::lock_guard<autodiff::value_lock> g(s_->lock);
@@ -151,12 +177,14 @@ template <class T> expr::leaf<T> to_operand(const variable<T>& v) { return {v.va
 template <class T>
 void gradient_tape::watch(const variable<T>& v) {
   check_thread("watch");
+  FG_CHECK(v.valid(), value_error, "gradient_tape::watch: the variable was moved from and holds no value");
   if constexpr (!std::is_floating_point_v<T>) warn_integer_watch();
   else state_.watch_variable(v.handle(), v.id(), dtype_of<T>());
 }
 
 template <class T>
 std::vector<variable<T>> gradient_tape::watched_variables() const {
+  check_reader_thread("watched_variables");
   std::vector<variable<T>> r;
   for (const auto& w : state_.variables)
     if (w.type == dtype_of<T>()) r.push_back(variable<T>::from_handle(w.state));
@@ -165,6 +193,7 @@ std::vector<variable<T>> gradient_tape::watched_variables() const {
 
 template <class T>
 gradient_tape::source gradient_tape::source_of(const variable<T>& v) const {
+  FG_CHECK(v.valid(), value_error, "gradient_tape::gradient: a source variable was moved from and holds no value");
   return {v.id(), v.shape(), dtype_of<T>()};
 }
 }  // namespace fusegrad

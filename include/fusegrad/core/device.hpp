@@ -1,6 +1,7 @@
 #pragma once
 /// \file fg::device: where a tensor's buffer lives, and fg::device_scope, the tf.device of fusegrad.
 
+#include <limits>
 #include <ostream>
 #include <string>
 #include <string_view>
@@ -19,28 +20,36 @@ struct device {
   static constexpr device cpu() { return {kind::cpu, 0}; }
   /// GPU number n.
   static constexpr device gpu(int n = 0) { return {kind::gpu, n}; }
-  /// Parses "/cpu:0", "/gpu:1", "gpu", "/device:GPU:0" (TensorFlow's spellings).
+  /// Parses "/cpu:0", "/gpu:1", "gpu", "/device:GPU:0" (TensorFlow's spellings, any case);
+  /// anything else (an index that is not a number or does not fit an int, a host index other
+  /// than 0, trailing text) throws fg::device_error naming the string.
   static device parse(std::string_view s) {
+    const auto fail = [&](const char* why) {
+      return device_error(core::cat("fg::device: cannot parse '", s, "': ", why,
+                                    "; expected \"/cpu:0\" or \"/gpu:N\""));
+    };
     std::string t;
     for (char c : s) t += static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
     if (t.starts_with("/device:")) t = "/" + t.substr(8);
     if (!t.starts_with("/")) t = "/" + t;
-    auto num = [&](std::size_t pos) {
-      if (pos >= t.size()) return 0;
-      FG_CHECK(t[pos] == ':' && pos + 1 < t.size(), device_error, "fg::device: cannot parse '", s,
-               "'; expected \"/cpu:0\" or \"/gpu:N\"");
-      int n = 0;
-      for (std::size_t i = pos + 1; i < t.size(); ++i) {
-        FG_CHECK(t[i] >= '0' && t[i] <= '9', device_error, "fg::device: cannot parse '", s,
-                 "'; expected \"/cpu:0\" or \"/gpu:N\"");
-        n = n * 10 + (t[i] - '0');
+    const bool host = t.starts_with("/cpu");
+    if (!host && !t.starts_with("/gpu")) throw fail("unknown device type");
+    const std::string_view rest = std::string_view(t).substr(4);
+    int n = 0;
+    if (!rest.empty()) {
+      if (rest[0] != ':' || rest.size() == 1) throw fail("the device type must be followed by ':' and an index");
+      for (const char c : rest.substr(1)) {
+        if (c < '0' || c > '9') throw fail("the index is not a decimal number");
+        const int d = c - '0';
+        if (n > (std::numeric_limits<int>::max() - d) / 10) throw fail("the index is too large");
+        n = n * 10 + d;
       }
-      return n;
-    };
-    if (t.starts_with("/cpu")) return cpu();
-    FG_CHECK(t.starts_with("/gpu"), device_error, "fg::device: cannot parse '", s,
-             "'; expected \"/cpu:0\" or \"/gpu:N\"");
-    return gpu(num(4));
+    }
+    if (host) {
+      if (n != 0) throw fail("there is one host device, /cpu:0");
+      return cpu();
+    }
+    return gpu(n);
   }
   bool is_cpu() const noexcept { return type == kind::cpu; }
   bool is_gpu() const noexcept { return type == kind::gpu; }

@@ -67,4 +67,20 @@ FG_HD constexpr I float_to_integer(F x) noexcept {
   if (x >= -limit && x < limit) return static_cast<I>(x);
   return static_cast<I>(min_bits);
 }
+
+/// An unsigned integer type (not bool).
+template <class T>
+concept unsigned_integer = std::is_integral_v<T> && std::is_unsigned_v<T> && !std::is_same_v<T, bool>;
+
+/// Note [float to unsigned]: the rule of Note [float to integer] for unsigned types, whose
+/// minimum is 0: in range the value truncates toward zero (so -0.5 gives 0); NaN, +-inf and
+/// values whose truncation does not fit (-1, 2^64 for uint64) give 0. fusegrad has no unsigned
+/// tensors, so this serves only the conversion of a one-element tensor to a C++ scalar
+/// (`unsigned(x)`), which would otherwise be undefined behaviour there.
+template <unsigned_integer U, class F>
+FG_HD constexpr U float_to_unsigned(F x) noexcept {
+  constexpr F limit = static_cast<F>(U(1) << (sizeof(U) * 8 - 1)) * F(2);  // 2^bits, exact
+  if (x > F(-1) && x < limit) return static_cast<U>(x);
+  return U(0);
+}
 }  // namespace fusegrad::core

@@ -3,8 +3,10 @@
 
 #include <algorithm>
 #include <initializer_list>
+#include <limits>
 #include <memory>
 #include <span>
+#include <utility>
 #include <vector>
 
 #include <xtensor/xadapt.hpp>
@@ -21,6 +23,29 @@
 namespace fusegrad {
 
 namespace core {
+/// Note [integer scalars]: a C++ integer that becomes an element of an integer tensor (a tensor
+/// made from it, or the scalar operand of an op such as `x + 3000000000LL`) must fit the
+/// tensor's element type: where C++ would narrow it silently, fusegrad throws fg::value_error
+/// naming the op, the value and the dtype, as TensorFlow raises TypeError. The check compiles to
+/// nothing when every value of the scalar's type fits (an int meeting an int32 or int64 tensor),
+/// and floating-point tensors take any integer (rounded to the nearest representable value).
+template <class T, class S>
+constexpr T checked_integer(S v, const char* op) {
+  if constexpr (std::is_integral_v<S> && std::is_integral_v<T> && !std::is_same_v<S, bool> &&
+                !std::is_same_v<T, bool>) {
+    using W = std::conditional_t<std::is_signed_v<S>, long long, unsigned long long>;  // also for char types
+    using L = std::numeric_limits<T>;
+    if constexpr (std::cmp_less(W(std::numeric_limits<S>::min()), L::min()) ||
+                  std::cmp_greater(W(std::numeric_limits<S>::max()), L::max())) {
+      if (!std::in_range<T>(W(v))) [[unlikely]]
+        throw value_error(cat("fg::", op, ": the C++ integer ", W(v), " does not fit dtype ", name(dtype_of<T>()),
+                              " (", L::min(), " to ", L::max(),
+                              "); use a wider element type, for example fg::cast<std::int64_t>(x)"));
+    }
+  }
+  return static_cast<T>(v);
+}
+
 template <class T, class L>
 void nested_shape(const L& l, shape& s, std::size_t depth) {
   if constexpr (!std::is_same_v<L, T>) {
@@ -32,7 +57,7 @@ void nested_shape(const L& l, shape& s, std::size_t depth) {
 }
 template <class U, class L, class T>
 void nested_copy(const L& l, T*& out) {
-  if constexpr (std::is_same_v<L, U>) *out++ = static_cast<T>(l);
+  if constexpr (std::is_same_v<L, U>) *out++ = checked_integer<T>(l, "tensor");
   else
     for (const auto& sub : l) nested_copy<U>(sub, out);
 }
@@ -45,6 +70,14 @@ concept list_element = std::same_as<U, T> || (std::is_arithmetic_v<U> && !std::s
                                                !(std::is_floating_point_v<U> && !std::is_floating_point_v<T>));
 }  // namespace core
 
+// Note [moved-from objects]: a moved-from tensor is the undefined tensor (no buffer, the empty
+// shape, id 0), so it can never stand for the value it gave away, not even as a gradient
+// target or source. Every operation that needs a value throws fg::value_error naming itself
+// (an op when it takes its operands, item() and numpy() through require_host, reshape, the tape's
+// watch and gradient); `defined()` says false, and printing writes `tensor(undefined)`, as
+// for an unconnected gradient. A moved-from fg::variable holds no state: each of its members
+// throws fg::value_error naming itself (autodiff/variable.hpp).
+
 /// An immutable n-d array of T with a dynamic shape, on a device; copies share the buffer.
 template <class T>
 class tensor {
@@ -55,6 +88,21 @@ class tensor {
 
   /// An undefined tensor (what a gradient with no connection returns); `defined()` is false.
   tensor() = default;
+  tensor(const tensor&) = default;
+  tensor& operator=(const tensor&) = default;
+  /// Moving leaves the source undefined (Note [moved-from objects]).
+  tensor(tensor&& o) noexcept : buf_(std::move(o.buf_)), shape_(o.shape_), id_(std::exchange(o.id_, 0)) {
+    o.shape_ = {};
+  }
+  tensor& operator=(tensor&& o) noexcept {
+    if (this != &o) {
+      buf_ = std::move(o.buf_);
+      shape_ = o.shape_;
+      id_ = std::exchange(o.id_, 0);
+      o.shape_ = {};
+    }
+    return *this;
+  }
 
   /// A rank-0 tensor holding v (`fg::tensor<float> x = 3.0f;`).
   tensor(T v) : tensor(fg::shape{}, fg::device::cpu()) {  // NOLINT: implicit like tf.constant
@@ -65,7 +113,7 @@ class tensor {
   template <class U>
     requires(std::is_arithmetic_v<U> && !std::same_as<U, T> && !std::same_as<U, bool> &&
              !(std::floating_point<U> && !std::floating_point<T>) && !std::same_as<T, bool>)
-  tensor(U v) : tensor(static_cast<T>(v)) {}  // NOLINT
+  tensor(U v) : tensor(core::checked_integer<T>(v, "tensor")) {}  // NOLINT: Note [integer scalars]
 
   /// From nested initializer lists: `fg::tensor<int> x = {{1, 2}, {3, 4}};`. The element type is
   /// deduced, so a braced element (`{{2.f}}`) is never read as a scalar: no ambiguity between ranks.
@@ -157,12 +205,15 @@ class tensor {
              ") is ambiguous; use fg::reduce_any or fg::reduce_all");
     return static_cast<bool>(item());
   }
-  /// The value of a one-element tensor as a C++ scalar (`int(num % 3)`); a floating value
-  /// outside a signed integer type's range gives its minimum, as fg::cast does.
+  /// The value of a one-element tensor as a C++ scalar (`int(num % 3)`). A floating value
+  /// truncates toward zero; NaN, infinities and values outside an integer type's range give its
+  /// minimum (INT_MIN for int, 0 for an unsigned type), as fg::cast does (Note [float to
+  /// integer], Note [float to unsigned]).
   template <class U>
     requires(std::is_arithmetic_v<U> && !std::same_as<U, bool>)
   explicit operator U() const {
     if constexpr (std::is_floating_point_v<T> && core::signed_integer<U>) return core::float_to_integer<U>(item());
+    else if constexpr (std::is_floating_point_v<T> && core::unsigned_integer<U>) return core::float_to_unsigned<U>(item());
     else return static_cast<U>(item());
   }
 

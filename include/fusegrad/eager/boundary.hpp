@@ -19,7 +19,8 @@
 ///    products (`rule.product()`, an ops::gemm_request), dispatch::run_gemm runs them where the
 ///    operands live; else `rule.device(out, operands...)` on the operands' device when the rule
 ///    has a device kernel and that device is a GPU; otherwise `rule.host(out, operands...)` over
-///    host copies, the result moved back to the operands' device;
+///    host copies, the result moved back to the operands' device. A result of no elements runs
+///    no kernel (Note [empty results]);
 /// 6. ends in the op's epilogue (Note [eager epilogue]): the numerics check names the op and its
 ///    operands' shapes; then, for a floating R, one tape entry whose inputs are the first
 ///    `Rule::differentiable` operands (all by default; 0 records nothing) and whose backward is
@@ -36,6 +37,13 @@
 /// nothing saved). A new op is one rules struct and its test: the evaluators and the tape do not
 /// change; a new kind of kernel with host and device implementations adds a request and its
 /// dispatch in eval/ (conv2d's ops::run_conv, eval/conv.hpp), which the rule's kernels call.
+/// Note [empty results]: a result with a zero among its dimensions holds nothing, yet the other
+/// dimensions may be 2^31 or more, and a kernel that loops over them (concat's outer slices, a
+/// scan's rows, gather's outer slices, a batch of matrix products) would spend seconds or hours
+/// doing nothing. So the runner allocates such a result and runs no kernel, as TensorFlow returns
+/// an empty result at once (and, like it, does not look at gather's indices then). Ops whose
+/// result is not empty but whose work is (a product over k = 0, a reduction over an empty axis)
+/// fill the result in time proportional to it: gemm fills zeros, a reduction its identity.
 
 #include <array>
 #include <cstddef>
@@ -186,7 +194,9 @@ tensor<R> run(Rule rule, const Xs& xs) {
   if constexpr (forwards_operands<Rule>)
     if (rule.forwards_operand()) return reshape(std::get<0>(xs), out);
   tensor<R> y;
-  if constexpr (asks_product<Rule>) {
+  if (out.elements() == 0) {  // Note [empty results]
+    y = tensor<R>(out, d, rule.name);
+  } else if constexpr (asks_product<Rule>) {
     static_assert(std::tuple_size_v<Xs> == 2, "fusegrad: a rule that asks for a product takes two operands");
     const auto& [a, b] = xs;
     y = tensor<R>(out, d, rule.name);

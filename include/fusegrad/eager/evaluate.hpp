@@ -236,8 +236,11 @@ void record_fused(const E& e, const fg::shape& iter, const fg::shape& gshape, fg
 /// Note [numerics checks]: with fg::debugging::enable_check_numerics on, every floating-point
 /// result is checked for NaN and infinities as it is made, in each op's epilogue (Note [eager
 /// epilogue]), and gradients where gradient() checks what each backward step returns.
-/// A fused evaluation that made one is replayed op by op from its program (no tape records the
-/// replay), and the error names the first op whose result holds one, with its operands' shapes.
+/// A fused evaluation that made one (an elementwise pass, a fused reduction, with or without
+/// keepdims, or an evaluation op by op) is replayed op by op from its program (no tape records
+/// the replay), and the error names the first op whose result holds one, with its operands'
+/// shapes, or the reduction when the chain's values are finite. It is checked before any reshape
+/// to the result's shape, so the error never names the reshape.
 /// Off, a check costs one relaxed load per evaluation. enable_check_numerics installs the
 /// engines (Note [installed engines]) that the replay runs on.
 ///
@@ -308,11 +311,17 @@ tensor<T> evaluate_to(const E& e, const fg::shape& out) {
   return r;
 }
 
-/// Evaluates e one op at a time from its program: the op-by-op mode (each op recorded).
+/// Evaluates e one op at a time from its program: the op-by-op mode (each op recorded). Its
+/// result is checked as a fused evaluation's is, and the error names the same op (Note
+/// [numerics checks]).
 template <class E, class T = typename E::value_type>
 tensor<T> evaluate_unfused(const E& e) {
   autodiff::install_entry_engines();
-  return std::get<tensor<T>>(run_expression_op_by_op(e));
+  tensor<T> r = std::get<tensor<T>>(run_expression_op_by_op(e));
+  if constexpr (std::is_floating_point_v<T>)
+    if (core::checking_numerics()) [[unlikely]]
+      if (const core::nonfinite f = core::find_nonfinite(r)) report_fused(e, r, f);
+  return r;
 }
 
 /// Mean of e over the axes that `iter` has and `keep` reduces (keep: iter's rank, 1 on the

@@ -133,11 +133,15 @@ tensor<value_type_of<X>> reduce_recorded(const X& x, const axes& ax, bool keepdi
   using T = value_type_of<X>;
   auto opnd = ops::to_operand(x);
   const reduce_plan p = plan_reduce(opnd.shape(), ax, op);
-  FG_CHECK(opnd.shape().elements() > 0 || p.keep.elements() == 0 || !R::needs_elements, shape_error, "fg::", op,
-           ": cannot reduce an empty tensor of shape ", opnd.shape(), " (this reduction has no identity)");
   if constexpr (expression<decltype(opnd)>)
-    if (!(std::is_floating_point_v<T> && autodiff::recording()))
-      return finish_reduce(reduce_with<R>(opnd, p, opnd.shape(), dispatch::common_device(opnd)), p, keepdims);
+    if (!(std::is_floating_point_v<T> && autodiff::recording())) {
+      const tensor<T> y = reduce_with<R>(opnd, p, opnd.shape(), dispatch::common_device(opnd));
+      // Checked here, before the reshape to the result's shape (or none, with keepdims): the
+      // error names the op of the fused chain that made the first NaN or Inf, or the reduction.
+      eager::epilogue(
+          y, [&](const auto& r, core::nonfinite f) { report_fused(opnd, r, f, op); }, [](const auto&) {});
+      return finish_reduce(y, p, keepdims);
+    }
   const tensor<T> xt = eval(opnd);
   tensor<T> y = reduce_with<R>(expr::leaf<T>{xt}, p, xt.shape(), xt.device());
   eager::epilogue(op, y, {xt.shape()}, {xt.id()}, [xt, y, keep = p.keep, ax, backward](const tensor<T>& g, auto) {
@@ -194,7 +198,8 @@ struct prod_grad {
 };
 }  // namespace eager
 
-/// Largest element over axes (NaN propagates); the gradient is shared among ties.
+/// Largest element over axes (NaN propagates; -inf, or the lowest integer, over an empty axis, as
+/// in TensorFlow); the gradient is shared among ties.
 template <tensor_like X>
 tensor<value_type_of<X>> reduce_max(const X& x, const axes& ax = {}, bool keepdims = false) {
   static_assert(!std::same_as<value_type_of<X>, bool>, "fg::reduce_max: use fg::reduce_any on bool tensors");
@@ -204,7 +209,8 @@ tensor<value_type_of<X>> reduce_max(const X& x, const axes& ax = {}, bool keepdi
 /// Alias of fg::reduce_max.
 template <tensor_like X>
 tensor<value_type_of<X>> max(const X& x, const axes& ax = {}, bool keepdims = false) { return reduce_max(x, ax, keepdims); }
-/// Smallest element over axes (NaN propagates); the gradient is shared among ties.
+/// Smallest element over axes (NaN propagates; +inf, or the highest integer, over an empty axis);
+/// the gradient is shared among ties.
 template <tensor_like X>
 tensor<value_type_of<X>> reduce_min(const X& x, const axes& ax = {}, bool keepdims = false) {
   static_assert(!std::same_as<value_type_of<X>, bool>, "fg::reduce_min: use fg::reduce_all on bool tensors");
@@ -269,19 +275,16 @@ tensor<T> logsumexp_kept(const tensor<T>& xt, const reduce_plan& p, tensor<T>& s
 }
 }  // namespace eager
 
-/// log(sum(exp(x))) over axes, computed stably by subtracting the maximum. Recorded as one op
-/// whose gradient is softmax, g / sum(e) * e with e = exp(x - max) (TensorFlow's arithmetic;
-/// written with fusegrad ops, so that a tape recording the backward step sees the sum depend
-/// on x, for higher orders).
+/// log(sum(exp(x))) over axes (-inf over an empty axis), computed stably by subtracting the
+/// maximum. Recorded as one op whose gradient is softmax, g / sum(e) * e with e = exp(x - max)
+/// (TensorFlow's arithmetic; written with fusegrad ops, so that a tape recording the backward
+/// step sees the sum depend on x, for higher orders).
 template <tensor_like X>
 tensor<value_type_of<X>> reduce_logsumexp(const X& x, const axes& ax = {}, bool keepdims = false) {
   using T = value_type_of<X>;
   static_assert(std::floating_point<T>, "fg::reduce_logsumexp needs a floating-point tensor");
   const tensor<T> xt = eval(x);
   const auto plan = eager::plan_reduce(xt.shape(), ax, "reduce_logsumexp");
-  FG_CHECK(xt.size() > 0 || plan.keep.elements() == 0, shape_error,
-           "fg::reduce_logsumexp: cannot reduce an empty tensor of shape ", xt.shape(),
-           " (the maximum it subtracts has no identity)");
   tensor<T> shift;
   const tensor<T> r = eager::logsumexp_kept(xt, plan, shift);
   eager::epilogue("reduce_logsumexp", r, {xt.shape()}, {xt.id()}, [xt, shift, ax](const tensor<T>& g, auto) {

@@ -34,6 +34,8 @@ inline fg::shape infer_shape(std::span<const long> dims, std::size_t n, const fg
 /// The same values in shape s (s has as many elements as x). Shares x's buffer.
 template <class T>
 tensor<T> reshape(const tensor<T>& x, const fg::shape& s) {
+  FG_CHECK(x.defined(), value_error,
+           "fg::reshape: the tensor is undefined (a moved-from tensor or an unconnected gradient)");
   FG_CHECK(core::checked_elements(s, "reshape") == x.size(), shape_error,
            "fg::reshape: cannot reshape a tensor of shape ", x.shape(), " (", x.size(), " elements) into shape ", s,
            " (", s.elements(), " elements)");

@@ -34,6 +34,8 @@ tensor<value_type_of<X>> permute(const X& x, const std::vector<long>& perm) { re
 template <tensor_like X>
 tensor<value_type_of<X>> expand_dims(const X& x, long axis) {
   const tensor<value_type_of<X>> t = eval(x);
+  FG_CHECK(t.defined(), value_error,
+           "fg::expand_dims: the tensor is undefined (a moved-from tensor or an unconnected gradient)");
   const long r = static_cast<long>(t.rank());
   FG_CHECK(axis >= -r - 1 && axis <= r, index_error, "fg::expand_dims: axis ", axis,
            " is out of range for a tensor of shape ", t.shape(), " (valid: ", -r - 1, " to ", r, ")");
@@ -46,6 +48,8 @@ tensor<value_type_of<X>> expand_dims(const X& x, long axis) {
 template <tensor_like X>
 tensor<value_type_of<X>> squeeze(const X& x, const axes& ax = {}) {
   const tensor<value_type_of<X>> t = eval(x);
+  FG_CHECK(t.defined(), value_error,
+           "fg::squeeze: the tensor is undefined (a moved-from tensor or an unconnected gradient)");
   const fg::shape& s = t.shape();
   std::vector<bool> drop(s.rank(), false);
   for (std::size_t d = 0; d < s.rank(); ++d) drop[d] = ax.all && s[d] == 1;

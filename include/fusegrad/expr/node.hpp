@@ -101,7 +101,7 @@ struct node : node_base {
   explicit operator bool() const { return static_cast<bool>(tensor<value_type>(*this)); }
   template <class U>
     requires(std::is_arithmetic_v<U> && !std::same_as<U, bool>)
-  explicit operator U() const { return static_cast<U>(tensor<value_type>(*this).item()); }
+  explicit operator U() const { return static_cast<U>(tensor<value_type>(*this)); }
 
  private:
   static auto shape_of(const std::tuple<A...>& t) {

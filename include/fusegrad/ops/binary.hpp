@@ -107,7 +107,8 @@ struct pow_op : op_traits {
   static constexpr bool simd = false;
   template <class V> FG_HD V operator()(V a, V b) const {
     if constexpr (std::is_integral_v<V>) {
-      // Negative exponents: only 1 and -1 have integer powers; others truncate to 0.
+      // fg::pow refuses negative integer exponents (Note [integer pow]); a node built
+      // otherwise gives the truncated power: only 1 and -1 have integer ones.
       if (b < 0) return a == 1 ? V(1) : (a == -1 ? (b % 2 ? V(-1) : V(1)) : V(0));
       // Square-and-multiply in the unsigned type: overflow wraps as numpy's does, with no
       // undefined behaviour (the last squaring overflows even when the result does not).
@@ -273,9 +274,43 @@ auto floordiv(const A& a, const B& b) { return ops::make_binary<ops::floordiv_op
 /// Floor modulo, the result having the divisor's sign.
 template <class A, class B> requires ops::binary_operands<A, B>
 auto mod(const A& a, const B& b) { return ops::make_binary<ops::mod_op>(a, b); }
-/// a raised to b.
+namespace ops {
+/// Note [integer pow]: an integer raised to a negative integer has no integer value, and
+/// TensorFlow refuses it ("Integers to negative integer powers are not allowed") rather than
+/// truncating. fg::pow does the same when it builds the node, before anything runs, so every
+/// path that evaluates the node (fused, op by op, one element, on a device) sees only
+/// non-negative exponents: a scalar exponent is checked at once, a tensor one element by element
+/// (an integer exponent expression is evaluated first, to be checked).
+template <class T>
+void check_integer_exponent(const tensor<T>& b) {
+  if (!b.defined()) return;  // make_binary names pow in its error
+  const tensor<T> h = b.device().is_cpu() ? b : b.cpu();
+  for (std::size_t i = 0; i < h.size(); ++i)
+    FG_CHECK(h.data()[i] >= 0, value_error, "fg::pow: integers to negative integer powers are not allowed (exponent ",
+             h.data()[i], " at element ", i, " of an exponent of shape ", h.shape(),
+             "); convert the base with fg::cast<float>(x) for a fractional result");
+}
+}  // namespace ops
+
+/// a raised to b. Integer exponents must be non-negative, as in TensorFlow (Note [integer pow]).
 template <class A, class B> requires ops::binary_operands<A, B>
-auto pow(const A& a, const B& b) { return ops::make_binary<ops::pow_op>(a, b); }
+auto pow(const A& a, const B& b) {
+  using T = typename ops::common_value<A, B>::type;
+  if constexpr (core::signed_integer<T>) {
+    if constexpr (scalar_like<B>) {
+      if constexpr (std::is_signed_v<B>)
+        FG_CHECK(b >= 0, value_error, "fg::pow: integers to negative integer powers are not allowed (exponent ", b,
+                 "); convert the base with fg::cast<float>(x) for a fractional result");
+      return ops::make_binary<ops::pow_op>(a, b);
+    } else {
+      const tensor<T> bt = eval(b);
+      ops::check_integer_exponent(bt);
+      return ops::make_binary<ops::pow_op>(a, bt);
+    }
+  } else {
+    return ops::make_binary<ops::pow_op>(a, b);
+  }
+}
 /// Elementwise larger of a and b.
 template <class A, class B> requires ops::binary_operands<A, B>
 auto maximum(const A& a, const B& b) { return ops::make_binary<ops::maximum_op>(a, b); }
@@ -324,8 +359,8 @@ auto where(const C& cond, const A& a, const B& b) {
   if constexpr (tensor_like<A> && tensor_like<B>)
     static_assert(std::same_as<value_type_of<A>, value_type_of<B>>,
                   "fg::where: both branches must have one element type; convert one with fg::cast<T>(x)");
-  auto oa = ops::operand_as<T>(a);
-  auto ob = ops::operand_as<T>(b);
+  auto oa = ops::operand_as<T>(a, "where");
+  auto ob = ops::operand_as<T>(b, "where");
   auto oc = ops::to_operand(cond);
   return expr::node<ops::where_op, decltype(oc), decltype(oa), decltype(ob)>({}, oc, oa, ob);
 }

@@ -39,7 +39,7 @@ tensor<value_type_of<X>> eval(const X& x);
 namespace ops {
 template <class T> expr::leaf<T> to_operand(const tensor<T>& t) {
   FG_CHECK(t.defined(), value_error,
-           "fusegrad: an undefined tensor (for example an unconnected gradient) cannot be used in an op");
+           "fusegrad: an undefined tensor (a moved-from tensor or an unconnected gradient) cannot be used in an op");
   return {t};
 }
 template <class T> expr::leaf<T> to_operand(const variable<T>& v);  // autodiff/variable.hpp
@@ -55,13 +55,18 @@ constexpr void check_scalar() {
                 "(TensorFlow raises TypeError); use an integer scalar or fg::cast<float>(x)");
 }
 
-/// Converts x to an operand of element type T: scalars become literals.
+/// Converts x to an operand of element type T: scalars become literals; an integer scalar that
+/// does not fit T, or an undefined tensor, throws, naming `op` (Note [integer scalars], Note
+/// [moved-from objects]).
 template <class T, class X>
-auto operand_as(const X& x) {
+auto operand_as(const X& x, const char* op) {
   if constexpr (scalar_like<X>) {
     check_scalar<T, X>();
-    return expr::literal<T>{static_cast<T>(x)};
+    return expr::literal<T>{core::checked_integer<T>(x, op)};
   } else {
+    if constexpr (is_tensor<X>::value)
+      FG_CHECK(x.defined(), value_error, "fg::", op,
+               ": an operand is an undefined tensor (a moved-from tensor or an unconnected gradient)");
     return to_operand(x);
   }
 }
@@ -78,7 +83,7 @@ auto make_unary(const A& a, Op op = {}) {
                 "fusegrad: this op needs a floating-point tensor (float or double); convert with fg::cast<float>(x)");
   static_assert(!Op::arithmetic_only || !std::same_as<T, bool>,
                 "fusegrad: arithmetic on a bool tensor; convert with fg::cast<float>(x) or fg::cast<int32_t>(x)");
-  return expr::node<Op, operand_t<A>>(op, to_operand(a));
+  return expr::node<Op, operand_t<A>>(op, operand_as<T>(a, Op::name));
 }
 
 /// Builds Op(a, b) where either side may be a C++ scalar; both tensors must share one element type.
@@ -95,8 +100,8 @@ auto make_binary(const A& a, const B& b, Op op = {}) {
   static_assert(!Op::arithmetic_only || !std::same_as<T, bool>,
                 "fusegrad: arithmetic on a bool tensor; convert with fg::cast<float>(x) or fg::cast<int32_t>(x)");
   static_assert(!Op::bool_only || std::same_as<T, bool>, "fusegrad: logical ops take bool tensors; compare first (x > 0)");
-  auto oa = operand_as<T>(a);
-  auto ob = operand_as<T>(b);
+  auto oa = operand_as<T>(a, Op::name);
+  auto ob = operand_as<T>(b, Op::name);
   return expr::node<Op, decltype(oa), decltype(ob)>(op, std::move(oa), std::move(ob));
 }
 

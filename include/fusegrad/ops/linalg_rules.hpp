@@ -98,8 +98,16 @@ struct matmul_rule {
     // C = op(A) op(B): each gradient is one product of g with the other operand, arranged so
     // that the transpose flags absorb every transpose (TensorFlow's MatMul gradient).
     auto as = [](const tensor<T>& t, const fg::shape& s) { return t.shape() == s ? t : reshape(t, s); };
-    const tensor<T> a = as(ab.first, ma), b = as(ab.second, mb), gc = as(g, mc);
     std::array<tensor<T>, 2> r;
+    if (g.size() == 0) {
+      // Each gradient element sums g's elements times the other operand's, and g has none: zeros,
+      // without the products (a matrix that served 2^40 empty batch elements would otherwise get
+      // a (2^40, k, n) product to sum; Note [empty results]).
+      if (need[0]) r[0] = fill<T>(sa, T(0), g.device());
+      if (need[1]) r[1] = fill<T>(sb, T(0), g.device());
+      return r;
+    }
+    const tensor<T> a = as(ab.first, ma), b = as(ab.second, mb), gc = as(g, mc);
     if (need[0]) {
       r[0] = !ta ? matmul(gc, b, false, !tb) : (tb ? matmul(b, gc, true, true) : matmul(b, gc, false, true));
       if (r[0].rank() > a.rank()) r[0] = reduce_sum(r[0], 0L);  // a served every batch

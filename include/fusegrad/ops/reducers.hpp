@@ -1,8 +1,9 @@
 #pragma once
 /// \file The reductions' rules, written once for every evaluator: each reducer's accumulator
 /// type, identity and combine (`__host__ __device__` on scalars; the host evaluator also calls
-/// it on SIMD batches), whether it needs elements (max and min of nothing are errors), and how
-/// the host folds the lanes of a batch. The host evaluator (eval/host_reduce.hpp) and the device
+/// it on SIMD batches), and how the host folds the lanes of a batch. A reduction over an empty
+/// axis gives the identity, as TensorFlow's does: 0, 1, -inf (the lowest integer) for max, +inf
+/// (the highest) for min, true for all, false for any. The host evaluator (eval/host_reduce.hpp) and the device
 /// one (eval/device.hpp, Note [device reductions]) both fold with these.
 
 #include <limits>
@@ -26,7 +27,6 @@ auto fold_lanes(B b) {
 
 /// A sum; float sums accumulate in double.
 template <class T> struct sum_reducer {
-  static constexpr bool needs_elements = false;
   using acc = std::conditional_t<std::is_same_v<T, float>, double, T>;
   FG_HD static constexpr T identity() { return T(0); }
   template <class V> FG_HD static V combine(V a, V b) {
@@ -36,7 +36,6 @@ template <class T> struct sum_reducer {
   template <class B> static T horizontal(B b) { return hadd(b); }  // xsimd's, by argument-dependent lookup
 };
 template <class T> struct prod_reducer {
-  static constexpr bool needs_elements = false;
   using acc = T;
   FG_HD static constexpr T identity() { return T(1); }
   template <class V> FG_HD static V combine(V a, V b) {
@@ -48,7 +47,6 @@ template <class T> struct prod_reducer {
 /// max and min propagate NaN, as TensorFlow's reduce_max does: a NaN operand wins, whichever
 /// side it is on (b > a and b < a are false when a is NaN).
 template <class T> struct max_reducer {
-  static constexpr bool needs_elements = true;
   using acc = T;
   FG_HD static constexpr T identity() {
     return std::numeric_limits<T>::has_infinity ? -std::numeric_limits<T>::infinity() : std::numeric_limits<T>::lowest();
@@ -65,7 +63,6 @@ template <class T> struct max_reducer {
   template <class B> static T horizontal(B b) { return fold_lanes<max_reducer>(b); }
 };
 template <class T> struct min_reducer {
-  static constexpr bool needs_elements = true;
   using acc = T;
   FG_HD static constexpr T identity() {
     return std::numeric_limits<T>::has_infinity ? std::numeric_limits<T>::infinity() : std::numeric_limits<T>::max();
@@ -82,13 +79,11 @@ template <class T> struct min_reducer {
   template <class B> static T horizontal(B b) { return fold_lanes<min_reducer>(b); }
 };
 struct all_reducer {
-  static constexpr bool needs_elements = false;
   using acc = bool;
   FG_HD static constexpr bool identity() { return true; }
   FG_HD static bool combine(bool a, bool b) { return a && b; }
 };
 struct any_reducer {
-  static constexpr bool needs_elements = false;
   using acc = bool;
   FG_HD static constexpr bool identity() { return false; }
   FG_HD static bool combine(bool a, bool b) { return a || b; }
