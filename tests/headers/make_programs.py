@@ -251,6 +251,19 @@ PROGRAMS = {
                              "ok = std::get<fg::tensor<float>>(t.at(\"a/b\")).data()[1] == 2.f && std::get<fg::tensor<bool>>(t.at(\"c\")).item();"),
     "fusegrad/train.hpp": ([], "fg::variable<float> x(1.f);\nfg::train::checkpoint c{{\"x\", x}};\n"
                            "ok = c.objects().size() == 1 && c.save_counter() == 0;"),
+    "fusegrad/io/tfrecord.hpp": ([], "const auto got = fg::io::parse_records(fg::io::frame_record(\"abc\") + fg::io::frame_record(\"\"));\n"
+                                "ok = fg::io::crc32c(\"123456789\") == 0xE3069283u && got.size() == 2 && got[0].data == \"abc\";"),
+    "fusegrad/io/events.hpp": ([], "const std::string r = fg::io::frame_record(fg::io::encode_event({.wall_time = 1.5, .step = 3, .file_version = \"brain.Event:2\"}));\n"
+                              "const auto got = fg::io::parse_records(r);\n"
+                              "ok = fg::io::crc32c(\"123456789\") == 0xE3069283u && got.size() == 1 && fg::io::decode_event(got[0].data).step == 3;"),
+    "fusegrad/train/summary.hpp": (["filesystem"], "const std::string d = (std::filesystem::temp_directory_path() / \"fusegrad_summary_header\").string();\n"
+                                  "{ const fg::summary::file_writer w = fg::summary::create_file_writer(d); auto s = w.as_default();\n"
+                                  "  ok = fg::summary::scalar(\"x\", 1.f, 0) && fg::summary::histogram(\"h\", fg::tensor<float>{1.f, 2.f}, 0);\n"
+                                  "  w.close(); ok = ok && fg::io::read_events(w.path()).size() == 3; }\nstd::filesystem::remove_all(d);"),
+    "fusegrad/train/tensorboard.hpp": (["filesystem"], "const std::string d = (std::filesystem::temp_directory_path() / \"fusegrad_tensorboard_header\").string();\n"
+                                      "{ fg::nn::callbacks::tensorboard tb({.log_dir = d}); tb.on_train_begin({});\n"
+                                      "  tb.on_epoch_end(0, {{\"loss\", 0.5}, {\"val_loss\", 0.7}}); tb.on_train_end({}); }\n"
+                                      "ok = std::filesystem::is_directory(d + \"/train\") && std::filesystem::is_directory(d + \"/validation\");\nstd::filesystem::remove_all(d);"),
     "fusegrad/eager/check_gradients.hpp": ([], "auto r = fg::testing::check_gradients([](const std::vector<fg::tensor<double>>& in) {\n"
                                            "  return fg::tensor<double>(fg::sin(in[0])); }, {fg::tensor<double>{0.5, 1.0}});\n"
                                            "ok = r.max_error < 1e-6;"),
