@@ -21,6 +21,7 @@
 #include <fusegrad/train.hpp>
 #include <limits>
 #include <map>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -710,23 +711,36 @@ TEST_CASE("checkpoint: a file from another model, or a damaged one, is an error 
 TEST_CASE("save_weights / load_weights: a model's variables alone", "[checkpoint]") {
   scratch_dir dir("weights");
   const mlp a = built_model(1), b = built_model(2);
-  fg::train::save_weights(a, dir / "a.weights.h5");
+  fg::train::save_weights(a, dir / "a.h5");  // fusegrad's layout: not a ".weights.h5" path
   std::vector<std::string> names;
-  for (const auto& info : fg::io::list_hdf5(dir / "a.weights.h5")) names.push_back(info.name);
+  for (const auto& info : fg::io::list_hdf5(dir / "a.h5")) names.push_back(info.name);
   CHECK(names == std::vector<std::string>{"hidden/bias", "hidden/kernel", "out/bias", "out/kernel"});
   CHECK(weights(a) != weights(b));
-  fg::train::load_weights(b, dir / "a.weights.h5");
+  fg::train::load_weights(b, dir / "a.h5");
   CHECK(weights(a) == weights(b));
 
   fg::random::set_seed(3);
   fg::nn::dense wide(5);
   wide(fg::zeros<float>({1, 3}));
   const auto before = values_of(fg::nn::trainable_variables(wide)[0]);
-  CHECK_THROWS_WITH(fg::train::load_weights(wide, dir / "a.weights.h5"), Catch::Contains("fg::train::load_weights"));
+  CHECK_THROWS_WITH(fg::train::load_weights(wide, dir / "a.h5"), Catch::Contains("fg::train::load_weights"));
   CHECK(values_of(fg::nn::trainable_variables(wide)[0]) == before);
   mlp unbuilt;
   CHECK_THROWS_WITH(fg::train::save_weights(unbuilt, dir / "u.h5"), Catch::Contains("has no variables yet"));
-  CHECK_THROWS_WITH(fg::train::load_weights(unbuilt, dir / "a.weights.h5"), Catch::Contains("call the model once"));
+  // A file in fusegrad's layout under a ".weights.h5" name (model_checkpoint writes such files)
+  // is known by its attributes.
+  CHECK_THROWS_WITH(fg::train::load_weights(b, dir / "b.weights.h5"), Catch::Contains("no such file"));
+  write_bytes(dir / "b.weights.h5", read_bytes(dir / "a.h5"));
+  const mlp c = built_model(3);
+  fg::train::load_weights(c, dir / "b.weights.h5");
+  CHECK(weights(c) == weights(a));
+  // A file that does not fit names the layout it was read in.
+  fg::train::save_weights(a, dir / "a.weights.h5");
+  CHECK_THROWS_WITH(fg::train::load_weights(wide, dir / "a.weights.h5"),
+                    Catch::Contains("'hidden/vars/0' in the file matches nothing here") &&
+                        Catch::Contains("'vars/0' (float32, shape (3, 5)) is not in the file") &&
+                        Catch::Contains("read in Keras' layout"));
+  CHECK(values_of(fg::nn::trainable_variables(wide)[0]) == before);
 }
 
 TEST_CASE("model_checkpoint: fit writes the weights after each epoch, or the best only", "[checkpoint][fit]") {
@@ -780,4 +794,361 @@ TEST_CASE("model_checkpoint: fit writes the weights after each epoch, or the bes
   CHECK_THROWS_WITH(fg::train::model_checkpoint(dir / "m-{epoch:x}.h5").path_for(0),
                     Catch::Contains("is not a format fusegrad knows"));
   CHECK(fg::train::model_checkpoint(dir / "m-{epoch}-{epoch:03d}.h5").path_for(6) == dir / "m-7-007.h5");
+}
+
+// Keras 3's .weights.h5 layout (Note [weights layouts]). The architectures are those of
+// tests/reference/keras_weights.py, written here with fusegrad's layers.
+struct keras_struct {  // Keras: a subclassed model with attributes dense1, dense2, norm
+  fg::nn::dense dense1{10, {.activation = "relu"}}, dense2{10};
+  fg::nn::batch_normalization norm;
+  fg::tensor<float> operator()(const fg::tensor<float>& x, bool training = false) {
+    return norm(dense2(dense2(dense1(x, training), training), training), training);
+  }
+};
+BOOST_HANA_ADAPT_STRUCT(keras_struct, dense1, dense2, norm);
+
+struct keras_block {  // Keras: a custom layer of class Block with one attribute, inner
+  static constexpr const char* keras_class = "Block";
+  fg::nn::dense inner{2};
+};
+BOOST_HANA_ADAPT_STRUCT(keras_block, inner);
+struct keras_mixed {  // every kind of member, in an order where Keras' sorting matters
+  fg::nn::sequential n_seq{fg::nn::dense(3)};
+  fg::nn::dense m_dense{3};
+  std::vector<fg::nn::dense> m_list{fg::nn::dense(3)};
+  fg::nn::dropout m_drop{0.1};
+  fg::nn::dense a_dense{3};
+  keras_block o_block;
+  std::vector<keras_block> p_vec{keras_block{}};
+  fg::variable<float> w{fg::ones<float>({3}), "scale"};
+};
+BOOST_HANA_ADAPT_STRUCT(keras_mixed, n_seq, m_dense, m_list, m_drop, a_dense, o_block, p_vec, w);
+
+namespace {
+fg::nn::sequential keras_sequential() {
+  namespace nn = fg::nn;
+  return nn::sequential(nn::conv2d(4, 3, {.activation = "relu"}), nn::batch_normalization(), nn::max_pool2d(),
+                        nn::flatten(), nn::dropout(0.25), nn::dense(5, {.activation = "tanh"}), nn::dense(3));
+}
+fg::nn::sequential keras_embedding() {
+  namespace nn = fg::nn;
+  return nn::sequential(nn::embedding(10, 4), nn::flatten(), nn::dense(2));
+}
+/// keras_weights.py's fixed input: element k (row-major) sin(0.37 k + 0.1).
+fg::tensor<float> keras_input(const fg::shape& s) {
+  std::vector<float> v(s.elements());
+  for (std::size_t k = 0; k < v.size(); ++k) v[k] = static_cast<float>(std::sin(0.37 * static_cast<double>(k) + 0.1));
+  return fg::tensor<float>(s, v);
+}
+/// Its indices for the embedding: (7 k + 3) mod 10.
+fg::tensor<std::int32_t> keras_indices() {
+  std::vector<std::int32_t> v(15);
+  for (std::size_t k = 0; k < v.size(); ++k) v[k] = static_cast<std::int32_t>((7 * k + 3) % 10);
+  return fg::tensor<std::int32_t>(fg::shape{3, 5}, v);
+}
+/// Datasets as "name (shape)" and groups as "name [name attribute]", in name order.
+std::vector<std::string> keras_tree(const std::string& path) {
+  std::vector<std::string> out;
+  for (const auto& i : fg::io::list_hdf5(path)) out.push_back(i.name + " " + i.shape.str());
+  for (const auto& [g, attrs] : fg::io::read_hdf5_groups(path))
+    out.push_back(g + " [" + (attrs.count("name") ? attrs.at("name") : std::string()) + "]");
+  std::sort(out.begin(), out.end());
+  return out;
+}
+std::vector<std::string> sorted(std::vector<std::string> v) {
+  std::sort(v.begin(), v.end());
+  return v;
+}
+/// Whether two float tensors have the same shape and bits.
+bool same_bits(const fg::tensor<float>& a, const fg::tensor<float>& b) {
+  return a.shape() == b.shape() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
+}
+}  // namespace
+
+TEST_CASE("save_weights: a .weights.h5 path has Keras 3's groups and datasets", "[checkpoint][keras_weights]") {
+  namespace nn = fg::nn;
+  scratch_dir dir("keras_layout");
+  // Reference data: what Keras 3.15.1 (TensorFlow 2.21) writes with model.save_weights for the
+  // same architectures, as h5py lists it (`python3 tests/reference/keras_weights.py tree
+  // sequential|struct|mixed PATH`): datasets with their shapes, groups with their "name"
+  // attribute where fusegrad's layer names are Keras' (a fresh Keras session names the layers of
+  // one sequential as fusegrad does; elsewhere Keras counts names across the session).
+  fg::random::set_seed(11);
+  nn::sequential s = keras_sequential();
+  s(keras_input({3, 6, 6, 2}));
+  fg::train::save_weights(s, dir / "s.weights.h5");
+  CHECK(keras_tree(dir / "s.weights.h5") ==
+        sorted({"layers/batch_normalization/vars/0 (4,)",
+                "layers/batch_normalization/vars/1 (4,)",
+                "layers/batch_normalization/vars/2 (4,)",
+                "layers/batch_normalization/vars/3 (4,)",
+                "layers/conv2d/vars/0 (3, 3, 2, 4)",
+                "layers/conv2d/vars/1 (4,)",
+                "layers/dense/vars/0 (16, 5)",
+                "layers/dense/vars/1 (5,)",
+                "layers/dense_1/vars/0 (5, 3)",
+                "layers/dense_1/vars/1 (3,)",
+                "layers []",
+                "layers/batch_normalization []",
+                "layers/batch_normalization/vars [batch_normalization]",
+                "layers/conv2d []",
+                "layers/conv2d/vars [conv2d]",
+                "layers/dense []",
+                "layers/dense/vars [dense]",
+                "layers/dense_1 []",
+                "layers/dense_1/vars [dense_1]",
+                "layers/dropout []",
+                "layers/dropout/vars [dropout]",
+                "layers/flatten []",
+                "layers/flatten/vars [flatten]",
+                "layers/max_pooling2d []",
+                "layers/max_pooling2d/vars [max_pooling2d]",
+                "vars [sequential]"}));
+  // Batch normalization's variables in Keras' order: gamma, beta, moving_mean, moving_variance.
+  const fg::io::named_tensors file = fg::io::read_hdf5(dir / "s.weights.h5");
+  const auto bn = nn::named_variables(s[1]);
+  REQUIRE(bn.size() == 4);
+  for (std::size_t i = 0; i < 4; ++i)
+    CHECK(same(file.at("layers/batch_normalization/vars/" + std::to_string(i)),
+               std::get<fg::variable<float>>(bn[i].value).peek()));
+
+  // A struct is a subclassed model: members before "layers" in name order under their names,
+  // then the model's list of layers for those not written yet.
+  keras_struct st;
+  st(keras_input({3, 6}));
+  fg::train::save_weights(st, dir / "st.weights.h5");
+  std::vector<std::string> names;
+  for (const auto& i : fg::io::list_hdf5(dir / "st.weights.h5")) names.push_back(i.name + " " + i.shape.str());
+  CHECK(names == std::vector<std::string>{"dense1/vars/0 (6, 10)", "dense1/vars/1 (10,)", "dense2/vars/0 (10, 10)",
+                                          "dense2/vars/1 (10,)", "layers/batch_normalization/vars/0 (10,)",
+                                          "layers/batch_normalization/vars/1 (10,)",
+                                          "layers/batch_normalization/vars/2 (10,)",
+                                          "layers/batch_normalization/vars/3 (10,)"});
+  std::vector<std::string> groups;
+  for (const auto& [g, attrs] : fg::io::read_hdf5_groups(dir / "st.weights.h5")) groups.push_back(g);
+  CHECK(groups == std::vector<std::string>{"dense1", "dense1/vars", "dense2", "dense2/vars", "layers",
+                                           "layers/batch_normalization", "layers/batch_normalization/vars",
+                                           "vars"});
+
+  // Lists, nested sequentials, custom layers (structs with a keras_class), a layer reached
+  // twice and the model's own variable.
+  keras_mixed mx;
+  fg::tensor<float> x = mx.a_dense(keras_input({1, 4}));
+  x = mx.m_dense(x);
+  x = mx.m_drop(mx.m_list[0](x));
+  x = mx.n_seq(x) * mx.w.value();
+  mx.p_vec[0].inner(mx.o_block.inner(x));
+  fg::train::save_weights(mx, dir / "mx.weights.h5");
+  groups.clear();
+  for (const auto& [g, attrs] : fg::io::read_hdf5_groups(dir / "mx.weights.h5")) groups.push_back(g);
+  names.clear();
+  for (const auto& i : fg::io::list_hdf5(dir / "mx.weights.h5")) names.push_back(i.name + " " + i.shape.str());
+  CHECK(names == std::vector<std::string>{"a_dense/vars/0 (4, 3)",
+                                          "a_dense/vars/1 (3,)",
+                                          "layers/block/inner/vars/0 (3, 2)",
+                                          "layers/block/inner/vars/1 (2,)",
+                                          "layers/block_1/inner/vars/0 (2, 2)",
+                                          "layers/block_1/inner/vars/1 (2,)",
+                                          "layers/dense/vars/0 (3, 3)",
+                                          "layers/dense/vars/1 (3,)",
+                                          "layers/dense_1/vars/0 (3, 3)",
+                                          "layers/dense_1/vars/1 (3,)",
+                                          "layers/sequential/layers/dense/vars/0 (3, 3)",
+                                          "layers/sequential/layers/dense/vars/1 (3,)",
+                                          "vars/0 (3,)"});
+  CHECK(groups == std::vector<std::string>{"a_dense",
+                                           "a_dense/vars",
+                                           "layers",
+                                           "layers/block",
+                                           "layers/block/inner",
+                                           "layers/block/inner/vars",
+                                           "layers/block/vars",
+                                           "layers/block_1",
+                                           "layers/block_1/inner",
+                                           "layers/block_1/inner/vars",
+                                           "layers/block_1/vars",
+                                           "layers/dense",
+                                           "layers/dense/vars",
+                                           "layers/dense_1",
+                                           "layers/dense_1/vars",
+                                           "layers/dropout",
+                                           "layers/dropout/vars",
+                                           "layers/sequential",
+                                           "layers/sequential/layers",
+                                           "layers/sequential/layers/dense",
+                                           "layers/sequential/layers/dense/vars",
+                                           "layers/sequential/vars",
+                                           "vars"});
+  // And back: the same names load into a copy, bit for bit.
+  fg::random::set_seed(12);
+  keras_mixed my;
+  fg::tensor<float> y = my.a_dense(keras_input({1, 4}));
+  y = my.m_dense(y);
+  y = my.m_drop(my.m_list[0](y));
+  y = my.n_seq(y) * my.w.value();
+  my.p_vec[0].inner(my.o_block.inner(y));
+  CHECK(weights(mx) != weights(my));
+  fg::train::load_weights(my, dir / "mx.weights.h5");
+  CHECK(weights(mx) == weights(my));
+
+  // A struct in a list without a Keras class name has no name in Keras' layout.
+  CHECK_THROWS_WITH(fg::train::save_weights(std::vector<mlp>{built_model(1)}, dir / "v.weights.h5"),
+                    Catch::Contains("keras_class"));
+  CHECK_NOTHROW(fg::train::save_weights(std::vector<mlp>{built_model(1)}, dir / "v.h5"));
+}
+
+namespace {
+/// Runs tests/reference/keras_weights.py with `args`; its stdout's rows of predictions, or
+/// nothing (after a WARN) when TensorFlow is not importable or the script is not found.
+std::optional<std::vector<std::vector<float>>> keras_reference(const std::string& args, const std::string& out) {
+  fs::path script;
+  for (const fs::path& p : {fs::path(__FILE__).parent_path() / "reference/keras_weights.py",
+                            fs::path("tests/reference/keras_weights.py"), fs::path("../tests/reference/keras_weights.py")})
+    if (fs::exists(p)) {
+      script = p;
+      break;
+    }
+  if (script.empty()) {
+    WARN("skipped: tests/reference/keras_weights.py not found from " << fs::current_path());
+    return std::nullopt;
+  }
+  const int rc = std::system(("python3 '" + script.string() + "' " + args + " > '" + out + "' 2>&1").c_str());
+  if (WIFEXITED(rc) && WEXITSTATUS(rc) == 77) {
+    WARN("skipped: TensorFlow's Keras is not importable (pip install tensorflow)");
+    return std::nullopt;
+  }
+  INFO(read_bytes(out));
+  REQUIRE(rc == 0);
+  std::vector<std::vector<float>> rows;
+  std::istringstream in(read_bytes(out));
+  for (std::string line; std::getline(in, line);)
+    if (line.starts_with("row ")) {
+      std::istringstream words(line.substr(4));
+      rows.emplace_back();
+      for (float v; words >> v;) rows.back().push_back(v);
+    }
+  return rows;
+}
+/// Checks predictions y (batch, ...) against Keras' rows to 1e-5.
+void check_predictions(const fg::tensor<float>& y, const std::vector<std::vector<float>>& rows) {
+  REQUIRE(rows.size() == y.shape()[0]);
+  const std::size_t width = y.size() / rows.size();
+  for (std::size_t r = 0; r < rows.size(); ++r) {
+    REQUIRE(rows[r].size() == width);
+    for (std::size_t c = 0; c < width; ++c) {
+      INFO("row " << r << " column " << c);
+      CHECK(std::abs(y.data()[r * width + c] - rows[r][c]) <= 1e-5f * (1 + std::abs(rows[r][c])));
+    }
+  }
+}
+}  // namespace
+
+TEST_CASE("save_weights / load_weights: Keras loads fusegrad's .weights.h5 and fusegrad Keras'", "[checkpoint][keras_weights]") {
+  namespace nn = fg::nn;
+  scratch_dir dir("keras_weights");
+  const fg::tensor<float> x_seq = keras_input({3, 6, 6, 2}), x_struct = keras_input({3, 6});
+  const fg::tensor<std::int32_t> x_emb = keras_indices();
+  SECTION("fusegrad writes, Keras loads into the same architecture and predicts the same") {
+    fg::random::set_seed(21);
+    nn::sequential s = keras_sequential();
+    keras_struct st;
+    nn::sequential e = keras_embedding();
+    for (int i = 0; i < 3; ++i) {  // training calls move batch normalization's moving statistics
+      s(x_seq * static_cast<float>(i + 1), true);
+      st(x_struct * static_cast<float>(i + 1), true);
+    }
+    e(x_emb);
+    fg::train::save_weights(s, dir / "s.weights.h5");
+    fg::train::save_weights(st, dir / "st.weights.h5");
+    fg::train::save_weights(e, dir / "e.weights.h5");
+    const auto ks = keras_reference("load sequential '" + dir / "s.weights.h5" + "'", dir / "s.txt");
+    if (!ks) return;
+    check_predictions(s(x_seq), *ks);
+    check_predictions(st(x_struct), *keras_reference("load struct '" + dir / "st.weights.h5" + "'", dir / "st.txt"));
+    check_predictions(e(x_emb), *keras_reference("load embedding '" + dir / "e.weights.h5" + "'", dir / "e.txt"));
+  }
+  SECTION("Keras writes, fusegrad loads (before the first call) and predicts the same") {
+    const auto ks = keras_reference("save sequential '" + dir / "s.weights.h5" + "'", dir / "s.txt");
+    if (!ks) return;
+    const auto kst = keras_reference("save struct '" + dir / "st.weights.h5" + "'", dir / "st.txt");
+    const auto ke = keras_reference("save embedding '" + dir / "e.weights.h5" + "'", dir / "e.txt");
+    // Keras' files hold the optimizer's variables too, which load_weights passes over.
+    CHECK(fg::io::read_hdf5(dir / "s.weights.h5").count("optimizer/vars/0"));
+    nn::sequential s = keras_sequential();
+    keras_struct st;
+    nn::sequential e = keras_embedding();
+    fg::train::load_weights(s, dir / "s.weights.h5");
+    fg::train::load_weights(st, dir / "st.weights.h5");
+    fg::train::load_weights(e, dir / "e.weights.h5");
+    check_predictions(s(x_seq), *ks);
+    check_predictions(st(x_struct), *kst);
+    check_predictions(e(x_emb), *ke);
+    // And into built models, replacing their values.
+    fg::random::set_seed(22);
+    nn::sequential s2 = keras_sequential();
+    s2(x_seq);
+    fg::train::load_weights(s2, dir / "s.weights.h5");
+    check_predictions(s2(x_seq), *ks);
+  }
+}
+
+TEST_CASE("load_weights onto a model not called yet: the first call assigns the values", "[checkpoint][deferred]") {
+  namespace nn = fg::nn;
+  scratch_dir dir("deferred");
+  const fg::tensor<float> x = keras_input({3, 6, 6, 2});
+  fg::random::set_seed(31);
+  nn::sequential a = keras_sequential();
+  a(x * 2.0f, true);  // moving statistics away from their initial values
+  const fg::tensor<float> want = a(x);
+  for (const std::string name : {"a.h5", "a.weights.h5"}) {  // both layouts
+    INFO(name);
+    fg::train::save_weights(a, dir / name);
+    fg::random::set_seed(32);
+    nn::sequential b = keras_sequential();
+    fg::train::load_weights(b, dir / name);
+    CHECK(nn::named_variables(b).empty());  // nothing made yet
+    CHECK(b[0].has_deferred_weights());
+    const fg::tensor<float> got = b(x);
+    CHECK(same_bits(got, want));
+    CHECK(weights(b) == weights(a));
+    CHECK(!b[0].has_deferred_weights());
+  }
+  // A struct model, partly built: the built member is assigned at once, the other at its call.
+  const mlp m = built_model(33);
+  fg::train::save_weights(m, dir / "m.weights.h5");
+  fg::random::set_seed(34);
+  mlp half;
+  half.hidden(fg::zeros<float>({1, 3}));
+  fg::train::load_weights(half, dir / "m.weights.h5");
+  CHECK(values_of(std::get<fg::variable<float>>(nn::named_variables(half)[0].value)) ==
+        values_of(std::get<fg::variable<float>>(nn::named_variables(m)[0].value)));
+  mlp m_copy = m;
+  const fg::tensor<float> xm = keras_input({2, 3});
+  CHECK(same_bits(half(xm), m_copy(xm)));
+
+  SECTION("a shape that differs at the first call is an error naming the layer and the shapes") {
+    mlp u;
+    fg::train::load_weights(u, dir / "m.weights.h5");  // made for 3 features
+    CHECK_THROWS_AS(u(keras_input({2, 4})), fg::shape_error);
+    CHECK_THROWS_WITH(u(keras_input({2, 4})), Catch::Contains("fg::nn::Dense 'dense'") &&
+                                                  Catch::Contains("input of shape (2, 4)") &&
+                                                  Catch::Contains("'kernel' has shape (4, 8) here but (3, 8) in '") &&
+                                                  Catch::Contains("'hidden/vars/0'"));
+    CHECK(!u.hidden.built());
+    CHECK(nn::named_variables(u).empty());
+    CHECK(same_bits(u(xm), m_copy(xm)));  // the values still wait, and fit input of 3 features
+  }
+  SECTION("a value of another type, or a missing or extra one, is an error at the first call") {
+    nn::dense d(8, {.activation = "tanh"});
+    d.defer_weights({{.name = "kernel", .index = 0, .value = fg::zeros<double>({3, 8}), .origin = "'f': 'k'"}});
+    CHECK_THROWS_WITH(d(fg::zeros<float>({1, 3})), Catch::Contains("'kernel' is float32 here but float64 in 'f': 'k'") &&
+                                                       Catch::Contains("'bias' (float32, shape (8,)) has no value loaded"));
+    CHECK(!d.built());
+    nn::dense no_bias(8, {.use_bias = false});
+    no_bias.defer_weights({{.name = "", .index = 0, .value = fg::zeros<float>({3, 8}), .origin = "'f': 'vars/0'"},
+                           {.name = "", .index = 1, .value = fg::zeros<float>({8}), .origin = "'f': 'vars/1'"}});
+    CHECK_THROWS_WITH(no_bias(fg::zeros<float>({1, 3})), Catch::Contains("'f': 'vars/1' matches no variable"));
+    CHECK_THROWS_AS(d(fg::zeros<float>({1, 3})), fg::value_error);  // still waiting: the same error
+    CHECK(d.has_deferred_weights());
+  }
 }

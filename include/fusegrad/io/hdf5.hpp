@@ -1,5 +1,6 @@
 #pragma once
-/// \file fg::io::write_hdf5 / read_hdf5 / list_hdf5 / read_hdf5_attributes: named tensors in an
+/// \file fg::io::write_hdf5 / read_hdf5 / list_hdf5 / read_hdf5_attributes / read_hdf5_groups:
+/// named tensors in an
 /// HDF5 file (the C library, serial build: `pkg-config hdf5`). A name with '/' is a dataset
 /// inside groups ("model/dense/kernel"). Element types are stored as numpy stores them, so h5py
 /// reads the files as they are: float32, float64, int32, int64 as little-endian IEEE floats and
@@ -70,6 +71,10 @@ inline constexpr const char* hdf5_checksum_attribute = "fusegrad_checksum";
 struct hdf5_write_options {
   /// String attributes of the root group (the names starting "fusegrad_" are reserved).
   std::map<std::string, std::string> attributes = {};
+  /// Groups to make, each with its string attributes, besides those the dataset names make: a
+  /// group may be empty ("layers/flatten/vars") or carry attributes (a Keras layer's name). Named
+  /// as datasets are; a group's name is no dataset's.
+  std::map<std::string, std::map<std::string, std::string>> groups = {};
   /// Called after each dataset is written (in memory), with its name and how many are written
   /// so far. What it throws abandons the write as any failure does: the file under `path` stays
   /// as it was.
@@ -137,21 +142,38 @@ inline std::string hdf5_manifest(const std::vector<std::string>& names,
   return std::to_string(names.size()) + " " + hex;
 }
 
-/// Checks the names of a write: one or more non-empty parts separated by '/', none "." or
-/// "..", and no name that is another's group ("a" beside "a/b"); and that every tensor is
-/// defined.
-inline void hdf5_check_names(std::string_view op, const std::string& path, const named_tensors& tensors) {
-  for (const auto& [n, t] : tensors) {
-    bool ok = !n.empty() && n.front() != '/' && n.back() != '/' && n.find("//") == std::string::npos;
-    for (std::size_t b = 0; ok && b <= n.size();) {
-      const std::size_t e = std::min(n.find('/', b), n.size());
-      const std::string_view part(n.data() + b, e - b);
-      ok = part != "." && part != "..";
-      b = e + 1;
+/// Checks one name of a write: one or more non-empty parts separated by '/', none "." or "..".
+inline void hdf5_check_name(std::string_view op, const std::string& path, const std::string& n, const char* what) {
+  bool ok = !n.empty() && n.front() != '/' && n.back() != '/' && n.find("//") == std::string::npos;
+  for (std::size_t b = 0; ok && b <= n.size();) {
+    const std::size_t e = std::min(n.find('/', b), n.size());
+    const std::string_view part(n.data() + b, e - b);
+    ok = part != "." && part != "..";
+    b = e + 1;
+  }
+  if (!ok)
+    hdf5_fail(op, path, "bad ", what, " name '", n,
+              "': a name is one or more non-empty parts separated by '/', none of them '.' or '..'");
+}
+
+/// Checks the names of a write (hdf5_check_name), that no dataset's name is another's group ("a"
+/// beside "a/b") or one of the groups asked for, and that every tensor is defined.
+inline void hdf5_check_names(std::string_view op, const std::string& path, const named_tensors& tensors,
+                             const std::map<std::string, std::map<std::string, std::string>>& groups = {}) {
+  for (const auto& [g, attrs] : groups) {
+    hdf5_check_name(op, path, g, "group");
+    for (std::size_t slash = 0; slash != std::string::npos;) {  // g and each group above it
+      slash = g.find('/', slash + 1);
+      if (const std::string above = g.substr(0, slash); tensors.count(above))
+        hdf5_fail(op, path, "dataset name '", above, "' is also the group '", g,
+                  "' or above it: a name cannot be both a dataset and a group");
     }
-    if (!ok)
-      hdf5_fail(op, path, "bad dataset name '", n,
-                "': a name is one or more non-empty parts separated by '/', none of them '.' or '..'");
+    for (const auto& a : attrs)
+      if (a.first.starts_with("fusegrad_"))
+        hdf5_fail(op, path, "group '", g, "': the attribute name '", a.first, "' is reserved");
+  }
+  for (const auto& [n, t] : tensors) {
+    hdf5_check_name(op, path, n, "dataset");
     if (const auto j = tensors.lower_bound(n + "/"); j != tensors.end() && j->first.starts_with(n + "/"))
       hdf5_fail(op, path, "dataset name '", n, "' is also the group of '", j->first,
                 "': a name cannot be both a dataset and a group");
@@ -186,8 +208,8 @@ void hdf5_write_dataset(hid_t file, hid_t lcpl, const std::string& name, const t
 
 /// Appends the names of every dataset under `group`, each checked to be a dataset or a group
 /// reached by a hard link (Note [hdf5 reading]).
-inline void hdf5_walk(hid_t group, const std::string& prefix, std::vector<std::string>& out, int depth,
-                      std::string_view op, const std::string& path) {
+inline void hdf5_walk(hid_t group, const std::string& prefix, std::vector<std::string>& out,
+                      std::vector<std::string>& groups, int depth, std::string_view op, const std::string& path) {
   const std::string where = prefix.empty() ? std::string("the root group") : "group '" + prefix + "'";
   if (depth > 64) hdf5_fail(op, path, where, " is nested more than 64 groups deep (a cycle of links?)");
   H5G_info_t info;
@@ -208,8 +230,10 @@ inline void hdf5_walk(hid_t group, const std::string& prefix, std::vector<std::s
     hdf5_id obj(H5Oopen(group, name.c_str(), H5P_DEFAULT), H5Oclose);
     if (!obj) hdf5_fail(op, path, "cannot open '", full, "': the file is corrupt", hdf5_reason());
     const H5I_type_t t = H5Iget_type(obj.get());
-    if (t == H5I_GROUP)
-      hdf5_walk(obj.get(), full, out, depth + 1, op, path);
+    if (t == H5I_GROUP) {
+      groups.push_back(full);
+      hdf5_walk(obj.get(), full, out, groups, depth + 1, op, path);
+    }
     else if (t == H5I_DATASET)
       out.push_back(full);
     else
@@ -217,18 +241,20 @@ inline void hdf5_walk(hid_t group, const std::string& prefix, std::vector<std::s
   }
 }
 
-/// What an open file holds: its dataset names (sorted), its root string attributes, and
-/// whether write_hdf5 wrote it (then its manifest has been checked).
+/// What an open file holds: its dataset names (sorted), its root string attributes, whether
+/// write_hdf5 wrote it (then its manifest has been checked), and its groups' names (sorted).
 struct hdf5_contents {
   std::vector<std::string> names;
   std::map<std::string, std::string> attributes;
   bool checked = false;
+  std::vector<std::string> groups = {};
 };
 
 inline hdf5_contents hdf5_read_contents(hid_t file, std::string_view op, const std::string& path) {
   hdf5_contents c{{}, hdf5_strings(file, op, path), false};
-  hdf5_walk(file, "", c.names, 0, op, path);
+  hdf5_walk(file, "", c.names, c.groups, 0, op, path);
   std::sort(c.names.begin(), c.names.end());
+  std::sort(c.groups.begin(), c.groups.end());
   const auto m = c.attributes.find(hdf5_manifest_attribute);
   if (m != c.attributes.end()) {
     if (m->second != hdf5_manifest(c.names, c.attributes))
@@ -322,10 +348,11 @@ inline hdf5_id hdf5_open_dataset(hid_t file, const std::string& name, std::strin
 /// failure the file under `path` is left as it was and no temporary file remains (Note [hdf5
 /// writing]). The directory must exist. Each dataset carries the checksum of its values; the
 /// root group carries fusegrad_format = "named_tensors/1", the manifest (Note [hdf5 reading])
-/// and the given string attributes. Tensors on a GPU are copied to the host first.
+/// and the given string attributes; o.groups are made with theirs. Tensors on a GPU are copied
+/// to the host first.
 inline void write_hdf5(const std::string& path, const named_tensors& tensors, const hdf5_write_options& o = {}) {
   constexpr std::string_view op = "fg::io::write_hdf5";
-  impl::hdf5_check_names(op, path, tensors);
+  impl::hdf5_check_names(op, path, tensors, o.groups);
   for (const auto& a : o.attributes)
     if (a.first.starts_with("fusegrad_")) impl::hdf5_fail(op, path, "the attribute name '", a.first, "' is reserved");
   const std::filesystem::path target(path);
@@ -369,14 +396,24 @@ inline void write_hdf5(const std::string& path, const named_tensors& tensors, co
       if (!impl::hdf5_set_string(file.get(), k, v))
         impl::hdf5_fail(op, path, "cannot write attribute '", k, "'", impl::hdf5_reason());
     std::set<std::string> groups;
+    // Makes the groups of `name` up to (without) its part ending at `end`; `attrs` go on the last.
+    const auto make_groups = [&](const std::string& name, std::size_t end,
+                                 const std::map<std::string, std::string>* attrs) {
+      for (std::size_t slash = std::min(name.find('/'), end); slash != std::string::npos;
+           slash = slash == end ? std::string::npos : std::min(name.find('/', slash + 1), end)) {
+        const std::string g = name.substr(0, slash);
+        if (!groups.insert(g).second) continue;
+        impl::hdf5_id made(H5Gcreate2(file.get(), g.c_str(), lcpl.get(), gcpl.get(), H5P_DEFAULT), H5Gclose);
+        bool ok = static_cast<bool>(made);
+        if (ok && attrs && slash == end)
+          for (const auto& [k, v] : *attrs) ok = ok && impl::hdf5_set_string(made.get(), k, v);
+        if (!ok || made.close() < 0) impl::hdf5_fail(op, path, "cannot create group '", g, "'", impl::hdf5_reason());
+      }
+    };
+    for (const auto& [g, a] : o.groups) make_groups(g, g.size(), &a);
     std::size_t written = 0;
     for (const auto& [name, t] : tensors) {
-      for (std::size_t slash = name.find('/'); slash != std::string::npos; slash = name.find('/', slash + 1))
-        if (const std::string g = name.substr(0, slash); groups.insert(g).second) {
-          impl::hdf5_id made(H5Gcreate2(file.get(), g.c_str(), lcpl.get(), gcpl.get(), H5P_DEFAULT), H5Gclose);
-          if (!made || made.close() < 0)
-            impl::hdf5_fail(op, path, "cannot create group '", g, "'", impl::hdf5_reason());
-        }
+      make_groups(name, name.rfind('/'), nullptr);
       std::visit([&](const auto& x) { impl::hdf5_write_dataset(file.get(), lcpl.get(), name, x, op, path); }, t);
       if (o.after_dataset) o.after_dataset(name, ++written);
     }
@@ -429,6 +466,22 @@ inline std::vector<tensor_info> list_hdf5(const std::string& path) {
   std::vector<tensor_info> out;
   for (const std::string& name : impl::hdf5_read_contents(file.get(), op, path).names)
     out.push_back(impl::hdf5_inspect(impl::hdf5_open_dataset(file.get(), name, op, path).get(), name, op, path));
+  return out;
+}
+
+/// Every group of the HDF5 file `path` but the root, by name ("layers/dense/vars"), in name
+/// order, each with its string attributes (those of other types passed over); the file checked as
+/// list_hdf5 checks it. With list_hdf5 it gives a file's whole tree.
+inline std::map<std::string, std::map<std::string, std::string>> read_hdf5_groups(const std::string& path) {
+  constexpr std::string_view op = "fg::io::read_hdf5_groups";
+  impl::hdf5_session session;
+  impl::hdf5_id file = impl::hdf5_open(op, path);
+  std::map<std::string, std::map<std::string, std::string>> out;
+  for (const std::string& name : impl::hdf5_read_contents(file.get(), op, path).groups) {
+    impl::hdf5_id g(H5Gopen2(file.get(), name.c_str(), H5P_DEFAULT), H5Gclose);
+    if (!g) impl::hdf5_fail(op, path, "cannot open group '", name, "': the file is corrupt", impl::hdf5_reason());
+    out.emplace(name, impl::hdf5_strings(g.get(), op, path));
+  }
   return out;
 }
 

@@ -7,6 +7,7 @@
 /// once (a built layer may be called from any number).
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <variant>
 #include <vector>
@@ -34,6 +35,24 @@ struct named_variable {
   }
 };
 
+// Note [deferred restore]: weights loaded onto a layer that has not been called yet (it has no
+// variables) cannot be assigned, so, as TensorFlow defers a restore, they wait in the layer's
+// shared state (defer_weights) and its first call assigns them to the variables it makes, before
+// it computes anything. They are checked then: each variable made takes the value of its name
+// (or, for a value without a name, of its place in the layer's order: Keras' .weights.h5 numbers
+// them), of the same element type and shape, and every value goes to a variable. Otherwise the
+// call throws (shape_error when only shapes differ) naming the layer, the input's shape and each
+// difference; the layer stays unbuilt (the variables just made are dropped) and the values keep
+// waiting. Loading again before the first call replaces them.
+
+/// A value waiting for a variable that a layer has not made yet (Note [deferred restore]).
+struct deferred_weight {
+  std::string name = {};  ///< the variable's name within the layer ("kernel"); "" to go by index
+  std::size_t index = 0;  ///< the variable's place in the layer's order, when name is ""
+  std::variant<tensor<float>, tensor<double>> value = {};
+  std::string origin = {};  ///< where the value came from, for errors: "'a.weights.h5': 'dense/kernel'"
+};
+
 class layer {
  public:
   virtual ~layer() = default;
@@ -55,7 +74,17 @@ class layer {
   }
   /// The shape of what its last call returned (empty before the first call).
   const fg::shape& output_shape() const noexcept { return s_->output_shape; }
-
+  /// Values the first call is to give the variables it makes (Note [deferred restore]); they
+  /// replace any given before. `values` may be empty: then the layer must make no variable. An
+  /// error on a built layer (assign its variables instead). A layer is a handle: every copy
+  /// shares them.
+  void defer_weights(std::vector<deferred_weight> values) const {
+    FG_CHECK(!s_->built, value_error, "fg::nn::", type_name(), " '", name(),
+             "': defer_weights on a built layer; assign its variables instead");
+    s_->deferred = std::move(values);
+  }
+  /// Whether values wait for the first call (Note [deferred restore]).
+  bool has_deferred_weights() const noexcept { return s_->deferred.has_value(); }
 
  protected:
   explicit layer(std::string name) : s_(std::make_shared<state>()) { s_->name = std::move(name); }
@@ -79,8 +108,10 @@ class layer {
              " input by its first call");
     return *v;
   }
-  /// Marks the layer built by its first call on input of shape s (after its variables are made).
+  /// Marks the layer built by its first call on input of shape s (after its variables are made),
+  /// first giving them the values that wait for them (Note [deferred restore]).
   void set_built(const fg::shape& s) {
+    if (s_->deferred) assign_deferred(s);
     s_->built = true;
     s_->input_shape = s;
   }
@@ -98,8 +129,68 @@ class layer {
     bool built = false;
     fg::shape input_shape, output_shape;
     std::vector<named_variable> weights;
+    std::optional<std::vector<deferred_weight>> deferred;  ///< Note [deferred restore]
   };
   std::shared_ptr<state> s_;
+
+  /// Checks the waiting values against the variables just made and assigns them, or drops the
+  /// variables and throws (Note [deferred restore]).
+  void assign_deferred(const fg::shape& input) {
+    const std::vector<deferred_weight>& values = *s_->deferred;
+    std::vector<std::size_t> taken_by(s_->weights.size(), values.size());
+    std::vector<bool> used(values.size(), false);
+    std::vector<std::string> problems;
+    bool shapes_only = true;
+    const auto type_of = [](std::size_t variant_index) { return variant_index == 0 ? "float32" : "float64"; };
+    for (std::size_t i = 0; i < s_->weights.size(); ++i) {
+      const named_variable& w = s_->weights[i];
+      std::size_t j = 0;
+      while (j < values.size() && (used[j] || (values[j].name.empty() ? values[j].index != i : values[j].name != w.name)))
+        ++j;
+      if (j == values.size()) {
+        problems.push_back("'" + w.name + "' (" + type_of(w.value.index()) + ", shape " + w.shape().str() +
+                           ") has no value loaded");
+        shapes_only = false;
+        continue;
+      }
+      used[j] = true;
+      const fg::shape vs = std::visit([](const auto& t) { return t.shape(); }, values[j].value);
+      if (values[j].value.index() != w.value.index()) {
+        problems.push_back("'" + w.name + "' is " + type_of(w.value.index()) + " here but " +
+                           type_of(values[j].value.index()) + " in " + values[j].origin);
+        shapes_only = false;
+      } else if (vs != w.shape()) {
+        problems.push_back("'" + w.name + "' has shape " + w.shape().str() + " here but " + vs.str() + " in " +
+                           values[j].origin);
+      } else {
+        taken_by[i] = j;
+      }
+    }
+    for (std::size_t j = 0; j < values.size(); ++j)
+      if (!used[j]) {
+        problems.push_back(values[j].origin + " matches no variable of the layer (it makes " +
+                           std::to_string(s_->weights.size()) + ")");
+        shapes_only = false;
+      }
+    if (!problems.empty()) {
+      s_->weights.clear();
+      std::string list;
+      for (std::size_t k = 0; k < problems.size(); ++k) list += (k ? "; " : "") + problems[k];
+      const std::string what = "fg::nn::" + type_name() + " '" + name() + "': the weights loaded before its first call " +
+                               "do not fit the variables it makes for input of shape " + input.str() +
+                               ", nothing was assigned (the layer stays unbuilt): " + list;
+      if (shapes_only) throw shape_error(what);
+      FG_CHECK(false, value_error, what);
+    }
+    for (std::size_t i = 0; i < s_->weights.size(); ++i)
+      std::visit(
+          [&](auto& v) {
+            using T = typename std::decay_t<decltype(v)>::value_type;
+            v.assign(std::get<tensor<T>>(values[taken_by[i]].value).to(v.peek().device()));
+          },
+          s_->weights[i].value);
+    s_->deferred.reset();
+  }
 };
 
 /// The call operator of a layer type D, from D's

@@ -1,45 +1,469 @@
 #pragma once
-/// \file fg::train::save_weights / load_weights: a model's variables alone, in the HDF5 format
-/// of checkpoints (io/hdf5.hpp), each named by its path as nn::named_variables gives it
-/// ("dense_1/kernel"; no object name in front). Keras' model.save_weights and load_weights, for
-/// any model fusegrad's walk understands (Note [model walk]); not Keras' .weights.h5 layout.
+/// \file fg::train::save_weights / load_weights: Keras' model.save_weights and load_weights, a
+/// model's variables alone in an HDF5 file (io/hdf5.hpp), for any model fusegrad's walk
+/// understands (Note [model walk]). Two layouts (Note [weights layouts]): a path ending in
+/// ".weights.h5" has Keras 3's, which Keras' load_weights reads for the same architecture (and
+/// fusegrad reads what Keras writes); any other path has fusegrad's, each variable under its path
+/// as nn::named_variables gives it ("dense_1/kernel"; no object name in front). Loading onto a
+/// model not called yet defers the values to the layers' first call (Note [deferred restore]).
 
+#include <algorithm>
+#include <cctype>
+#include <functional>
+#include <map>
+#include <set>
 #include <string>
+#include <string_view>
+#include <unordered_map>
+#include <unordered_set>
+#include <utility>
+#include <vector>
 
 #include "../io/hdf5.hpp"
+#include "../nn/sequential.hpp"
 #include "checkpoint.hpp"
 
 namespace fusegrad::train {
 
+// Note [weights layouts]: fusegrad's layout (any path but "*.weights.h5") names each variable by
+// its path in the model walk (Note [model walk]): "sequential/dense_1/kernel", "hidden/bias".
+// Keras 3's layout (a path ending in ".weights.h5", as keras.Model.save_weights requires) is
+// what Keras writes for the same architecture: a layer's variables are numbered in the layer's
+// order under its group, "<group>/vars/0", "<group>/vars/1" (a dense layer's kernel, then its
+// bias; batch normalization's gamma, beta, moving_mean, moving_variance), and a group is named
+// by where the layer sits, never by the layer's own name:
+//   - a sequential's layers lie in its group "layers", each under Keras' snake-case name of its
+//     class made unique within the list by a count: "layers/conv2d", "layers/dense",
+//     "layers/dense_1"; a std::vector or std::array of layers is such a list too;
+//   - a struct is a Keras subclassed model (the model itself) or layer (a member): its members
+//     are attributes, visited in name order (names starting with '_' last), each under its
+//     name ("dense1/vars/0"); its fg::variable members are its own "vars/0", "vars/1"
+//     (trainable ones first, each in declaration order);
+//   - Keras' model also has the attribute "layers", the list of every layer among its members in
+//     declaration order (lists flattened), visited in its place in the name order: so members
+//     named before "layers" are written under their names and the others under
+//     "layers/<class name>" ("norm" becomes "layers/batch_normalization"); a struct in such a
+//     list needs its Keras class name, `static constexpr const char* keras_class = "Block";`;
+//   - a layer or struct reached twice is written once, at the first place in that order (a later
+//     place in a list still uses up its name);
+//   - every layer and struct has a group "vars", empty for a layer without variables (flatten);
+//     a layer's carries the attribute "name", the layer's name.
+// A Keras file also holds an "optimizer" group when the model was compiled; load_weights passes
+// over it, and save_weights writes none. load_weights reads a ".weights.h5" file that fusegrad
+// wrote in its own layout (model_checkpoint's, whatever the name) in that layout: its root
+// attributes say so. Keras does not read the root's fusegrad attributes nor
+// the datasets' checksums (Note [hdf5 reading]) that fusegrad writes.
+
 namespace impl {
-/// A model's variables keyed by their paths.
+/// Keras' snake-case name for a class name: "_" between a character and a capital that starts a
+/// run of small letters, then between a small letter and a capital, all in small letters:
+/// "Conv2D" -> "conv2d", "MaxPooling2D" -> "max_pooling2d", "BatchNormalization" ->
+/// "batch_normalization".
+inline std::string keras_snake_case(std::string_view class_name) {
+  std::string word;
+  for (char c : class_name)
+    if (std::isalnum(static_cast<unsigned char>(c)) || c == '_') word += c;
+  const auto upper = [](char c) { return c >= 'A' && c <= 'Z'; };
+  const auto lower = [](char c) { return c >= 'a' && c <= 'z'; };
+  std::string first;
+  for (std::size_t p = 0; p < word.size();) {
+    if (p + 2 < word.size() && upper(word[p + 1]) && lower(word[p + 2])) {
+      std::size_t e = p + 3;
+      while (e < word.size() && lower(word[e])) ++e;
+      first += word[p];
+      first += '_';
+      first.append(word, p + 1, e - p - 1);
+      p = e;
+    } else {
+      first += word[p++];
+    }
+  }
+  std::string out;
+  for (std::size_t p = 0; p < first.size();) {
+    if (p + 1 < first.size() && lower(first[p]) && upper(first[p + 1])) {
+      out += first[p];
+      out += '_';
+      out += first[p + 1];
+      p += 2;
+    } else {
+      out += first[p++];
+    }
+  }
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+/// A layer of a model and where its variables go: fusegrad's layout, "<where>/<name>"; Keras',
+/// "<where>/<index>" (`where` is then the layer's "vars" group).
+struct layer_site {
+  const nn::layer* layer = nullptr;
+  std::string where = {};
+};
+/// A variable that is a model's member, and its name in the file.
+struct variable_site {
+  nn::any_variable var;
+  std::string key = {};
+};
+/// What a model's walk finds for one layout (Note [weights layouts]).
+struct model_sites {
+  std::vector<layer_site> layers = {};
+  std::vector<variable_site> variables = {};
+  /// Keras: the groups to write, with their attributes (each "vars" group, with "name").
+  std::map<std::string, std::map<std::string, std::string>> groups = {};
+  /// Keras: what its layout has no name for, if anything (then save and load refuse).
+  std::string problem = {};
+};
+
+inline std::string join_key(const std::string& a, const std::string& b) { return a.empty() ? b : a + "/" + b; }
+
+/// The walk of Note [model walk], in either layout's order and naming (Note [weights layouts]).
+struct site_walker {
+  bool keras = false;
+  model_sites out;
+  std::unordered_set<const void*> seen_layers;  ///< by the name a layer's handles share
+  std::unordered_set<tensor_id> seen_variables;
+
+  /// A struct's own variables (Keras: its "vars"), in declaration order.
+  using own_list = std::vector<nn::any_variable>;
+
+  /// A layer at `path` (fusegrad: "" for the model itself; Keras: its group); `name` is the
+  /// layer's name where it sits (a sequential's unique name for it).
+  void add_layer(const nn::layer& l, const std::string& path, const std::string& name) {
+    if (!seen_layers.insert(&l.name()).second) return;
+    const auto* seq = dynamic_cast<const nn::sequential*>(&l);
+    if (!keras) {
+      const std::string p = path.empty() ? l.name() : path;
+      if (!seq) {
+        out.layers.push_back({&l, p});
+        return;
+      }
+      for (std::size_t i = 0; i < seq->size(); ++i)
+        add_layer((*seq)[i], join_key(p, seq->layer_name(i)), seq->layer_name(i));
+      return;
+    }
+    out.groups[join_key(path, "vars")] = {{"name", name}};
+    if (!seq) {
+      out.layers.push_back({&l, join_key(path, "vars")});
+      return;
+    }
+    std::map<std::string, int> used;
+    for (std::size_t i = 0; i < seq->size(); ++i)
+      add_layer((*seq)[i], join_key(join_key(path, "layers"), unique(keras_snake_case((*seq)[i].type_name()), used)),
+                seq->layer_name(i));
+  }
+
+  /// Keras' name within a list: the first "dense", then "dense_1", "dense_2", ...
+  static std::string unique(const std::string& name, std::map<std::string, int>& used) {
+    const auto [it, fresh] = used.emplace(name, 0);
+    return fresh ? name : name + "_" + std::to_string(++it->second);
+  }
+
+  /// A member of a list in Keras' walk: a layer, a struct (a Keras layer of its own class) or a
+  /// nested list, and how to visit it at a path.
+  struct list_entry {
+    const void* id = nullptr;  ///< the layer's identity or the struct's address; null for a list
+    bool is_layer = false;
+    std::string class_name = {};  ///< Keras' snake-case name of its class; "" when unknown
+    std::function<void(const std::string&)> visit = {};
+  };
+  std::unordered_set<const void*> seen_structs;
+
+  /// A struct's Keras class name: its `keras_class` ("Block") if it declares one.
+  template <class S>
+  static std::string struct_class() {
+    if constexpr (requires { S::keras_class; })
+      return keras_snake_case(S::keras_class);
+    else
+      return {};
+  }
+
+  /// The layers and structs of x, lists flattened, in declaration order: what a Keras model's
+  /// `layers` lists.
+  template <class X>
+  void collect(const X& x, std::vector<list_entry>& out_list) {
+    if constexpr (std::derived_from<X, nn::layer>) {
+      out_list.push_back({&x.name(), true, keras_snake_case(x.type_name()),
+                          [this, &x](const std::string& p) { add_layer(x, p, x.name()); }});
+    } else if constexpr (requires { typename X::model_struct; }) {
+      collect(static_cast<const typename X::model_struct&>(x), out_list);
+    } else if constexpr (nn::impl::is_vector<X>::value || nn::impl::is_array<X>::value) {
+      for (const auto& e : x) collect(e, out_list);
+    } else if constexpr (boost::hana::Struct<X>::value) {
+      out_list.push_back(
+          {&x, false, struct_class<X>(), [this, &x](const std::string& p) { keras_struct(x, p, false); }});
+    }
+  }
+
+  /// Keras' walk of a list at `path`: each member not visited yet under its class's unique name.
+  void keras_list(const std::vector<list_entry>& entries, const std::string& path) {
+    std::map<std::string, int> used;
+    for (const list_entry& e : entries) {
+      const bool seen = e.id && (e.is_layer ? seen_layers.count(e.id) : seen_structs.count(e.id));
+      const std::string name = e.class_name.empty() ? std::string() : unique(e.class_name, used);
+      if (seen) continue;
+      if (name.empty()) {
+        if (out.problem.empty())
+          out.problem = "a struct in '" + (path.empty() ? std::string("the model") : path) +
+                        "' has no Keras class name, which Keras' layout names it by: declare "
+                        "`static constexpr const char* keras_class = \"MyBlock\";` in it (Note [weights layouts])";
+        continue;
+      }
+      e.visit(join_key(path, name));
+    }
+  }
+
+  /// A struct in Keras' walk: a Keras model (the root) or layer whose attributes are its members.
+  template <class S>
+  void keras_struct(const S& m, const std::string& path, bool root) {
+    if (!root && !seen_structs.insert(&m).second) return;
+    struct member_visit {
+      std::string key;  ///< Keras' order: the name, those starting with '_' after all others
+      std::function<void(own_list*)> visit;
+    };
+    std::vector<member_visit> members;
+    boost::hana::for_each(boost::hana::accessors<S>(), [&](const auto& member) {
+      const std::string name = boost::hana::to<const char*>(boost::hana::first(member));
+      const auto& value = boost::hana::second(member)(m);
+      if (root && name == "layers" && out.problem.empty())
+        out.problem = "the model has a member named 'layers', which Keras' layout keeps for the model's list of layers";
+      members.push_back({name.starts_with('_') ? "~" + name : name,
+                         [this, &value, p = join_key(path, name)](own_list* o) { (*this)(value, p, o); }});
+    });
+    std::stable_sort(members.begin(), members.end(), [](const auto& a, const auto& b) { return a.key < b.key; });
+    own_list mine;
+    out.groups[join_key(path, "vars")];
+    bool listed = !root;  // a model's `layers` comes in its place among the attributes
+    const auto list_layers = [&] {
+      std::vector<list_entry> entries;
+      boost::hana::for_each(boost::hana::accessors<S>(),
+                            [&](const auto& member) { collect(boost::hana::second(member)(m), entries); });
+      keras_list(entries, join_key(path, "layers"));
+      listed = true;
+    };
+    for (const member_visit& mv : members) {
+      if (!listed && mv.key > "layers") list_layers();
+      mv.visit(&mine);
+    }
+    if (!listed) list_layers();
+    std::size_t k = 0;
+    for (int trainable = 1; trainable >= 0; --trainable)
+      for (const nn::any_variable& v : mine)
+        if (std::visit([](const auto& x) { return x.trainable(); }, v) == (trainable == 1) &&
+            seen_variables.insert(std::visit([](const auto& x) { return x.id(); }, v)).second)
+          out.variables.push_back({v, join_key(path, "vars/" + std::to_string(k++))});
+  }
+
+  template <class M>
+  void operator()(const M& m, const std::string& path, own_list* own) {
+    if constexpr (std::derived_from<M, nn::layer>) {
+      add_layer(m, path, m.name());
+    } else if constexpr (nn::impl::is_variable<M>::value) {
+      if constexpr (std::is_floating_point_v<typename M::value_type>) {
+        if (keras) {
+          if (own) own->push_back(m);
+        } else if (seen_variables.insert(m.id()).second) {
+          out.variables.push_back({m, path.empty() ? m.name() : path});
+        }
+      }
+    } else if constexpr (requires { typename M::model_struct; }) {
+      (*this)(static_cast<const typename M::model_struct&>(m), path, own);
+    } else if constexpr (nn::impl::is_vector<M>::value || nn::impl::is_array<M>::value) {
+      if (!keras) {
+        for (std::size_t i = 0; i < m.size(); ++i) (*this)(m[i], join_key(path, std::to_string(i)), own);
+        return;
+      }
+      // A Keras list: layers and structs by class, nested lists as "container", variables the
+      // enclosing struct's own.
+      std::vector<list_entry> entries;
+      for (const auto& e : m) {
+        using E = std::decay_t<decltype(e)>;
+        if constexpr (nn::impl::is_vector<E>::value || nn::impl::is_array<E>::value)
+          entries.push_back({nullptr, false, "container", [this, &e, own](const std::string& p) { (*this)(e, p, own); }});
+        else if constexpr (nn::impl::is_variable<E>::value)
+          (*this)(e, path, own);
+        else
+          collect(e, entries);
+      }
+      keras_list(entries, path);
+    } else if constexpr (boost::hana::Struct<M>::value) {
+      if (keras) {
+        keras_struct(m, path, false);
+        return;
+      }
+      boost::hana::for_each(boost::hana::accessors<M>(), [&](const auto& member) {
+        (*this)(boost::hana::second(member)(m),
+                join_key(path, boost::hana::to<const char*>(boost::hana::first(member))), own);
+      });
+    }
+  }
+};
+
+/// What model's walk finds for the layout of `path` (Note [weights layouts]).
 template <class M>
-tracked weights_of(const M& model) {
-  tracked t;
-  for (nn::named_variable& v : nn::named_variables(model))
-    std::visit([&](const auto& x) { t.values.push_back({std::move(v.name), x}); }, v.value);
-  if (t.values.empty()) t.unbuilt.push_back("model");
-  return t;
+model_sites sites_of(const M& model, bool keras) {
+  site_walker w;
+  w.keras = keras;
+  if constexpr (nn::impl::is_variable<M>::value) {  // a lone variable: Keras' "vars/0"
+    site_walker::own_list own;
+    w(model, "", keras ? &own : nullptr);
+    if (keras && !own.empty()) w.out.variables.push_back({own.front(), "vars/0"}), w.out.groups["vars"];
+  } else if constexpr (requires { typename M::model_struct; }) {
+    if (keras)
+      w.keras_struct(static_cast<const typename M::model_struct&>(model), "", true);
+    else
+      w(model, "", nullptr);
+  } else if constexpr (boost::hana::Struct<M>::value) {
+    if (keras)
+      w.keras_struct(model, "", true);
+    else
+      w(model, "", nullptr);
+  } else {
+    w(model, "", nullptr);
+  }
+  return std::move(w.out);
+}
+
+/// Whether `path` asks for Keras' layout.
+inline bool keras_layout(const std::string& path) { return path.ends_with(".weights.h5"); }
+/// Whether the file at `path` (its name asking for Keras' layout) is one fusegrad wrote in its own
+/// layout: a weights file without the attribute "layout" (model_checkpoint's, whatever its name).
+inline bool fusegrad_layout_file(const std::string& path) {
+  const std::map<std::string, std::string> a = io::read_hdf5_attributes(path);
+  const auto content = a.find("content");
+  return content != a.end() && content->second == "fusegrad weights" && !a.count("layout");
+}
+
+/// A layer's variable's name in the file.
+inline std::string site_key(const layer_site& s, std::size_t index, const nn::named_variable& w, bool keras) {
+  return s.where + "/" + (keras ? std::to_string(index) : w.name);
+}
+
+inline train::any_variable to_any(const nn::any_variable& v) {
+  return std::visit([](const auto& x) { return train::any_variable(x); }, v);
 }
 }  // namespace impl
 
 /// Writes model's variables to the HDF5 file `path` (as given), atomically (Note [hdf5
-/// writing]). A model without variables (not called yet) is an error.
+/// writing]), in Keras 3's layout when `path` ends in ".weights.h5", else in fusegrad's (Note
+/// [weights layouts]). A model without variables (not called yet) is an error, as is (in Keras'
+/// layout) a model that layout has no names for.
 template <class M>
 void save_weights(const M& model, const std::string& path) {
-  const impl::tracked t = impl::weights_of(model);
-  FG_CHECK(!t.values.empty(), value_error, "fg::train::save_weights: '", path,
+  const bool keras = impl::keras_layout(path);
+  const impl::model_sites sites = impl::sites_of(model, keras);
+  FG_CHECK(sites.problem.empty(), value_error, "fg::train::save_weights: '", path, "': ", sites.problem);
+  io::named_tensors values;
+  for (const impl::layer_site& s : sites.layers) {
+    const std::vector<nn::named_variable> ws = s.layer->weights();
+    for (std::size_t i = 0; i < ws.size(); ++i)
+      std::visit([&](const auto& x) { values.insert_or_assign(impl::site_key(s, i, ws[i], keras), x.peek()); },
+                 ws[i].value);
+  }
+  for (const impl::variable_site& v : sites.variables)
+    std::visit([&](const auto& x) { values.insert_or_assign(v.key, x.peek()); }, v.var);
+  FG_CHECK(!values.empty(), value_error, "fg::train::save_weights: '", path,
            "': the model has no variables yet: a "
            "layer makes its variables on its first call, so call the model once before saving");
-  io::write_hdf5(path, impl::snapshot(t.values), {.attributes = {{"content", "fusegrad weights"}}});
+  io::hdf5_write_options o{.attributes = {{"content", "fusegrad weights"}}};
+  if (keras) {
+    o.attributes["layout"] = "keras.weights.h5";
+    o.groups = sites.groups;
+  }
+  io::write_hdf5(path, values, o);
 }
 
-/// Puts back model's variables from the HDF5 file `path`. The file is read and checked first: a
-/// missing, truncated or corrupt file, a variable the file lacks, a type or shape that differs,
-/// or a value that no variable takes throws value_error (shape_error when only shapes differ)
-/// naming the file and each difference, and changes nothing.
+/// Puts back model's variables from the HDF5 file `path`, in the layout its name asks for (Note
+/// [weights layouts]): a file from Keras' model.save_weights when it ends in ".weights.h5" (its
+/// "optimizer" group passed over), unless fusegrad wrote it in its own layout (model_checkpoint
+/// does whatever the name; the file's attributes tell). The file is read and checked first: a missing, truncated or
+/// corrupt file, a variable the file lacks, a type or shape that differs, or a value that no
+/// variable takes throws value_error (shape_error when only shapes differ) naming the file and
+/// each difference, and changes nothing. A layer not called yet (no variables) takes the values
+/// the file holds for it at its first call, which checks them then (Note [deferred restore]).
 template <class M>
 void load_weights(const M& model, const std::string& path) {
-  impl::restore_from(io::read_hdf5(path), impl::weights_of(model), {}, nullptr, "fg::train::load_weights", path);
+  constexpr std::string_view op = "fg::train::load_weights";
+  const bool keras = impl::keras_layout(path) && !impl::fusegrad_layout_file(path);
+  const impl::model_sites sites = impl::sites_of(model, keras);
+  FG_CHECK(sites.problem.empty(), value_error, op, ": '", path, "': ", sites.problem);
+  const io::named_tensors file = io::read_hdf5(path);
+  impl::restore_plan plan;
+  std::set<std::string> consumed;
+  std::vector<std::pair<const nn::layer*, std::vector<nn::deferred_weight>>> deferred;
+  const auto take = [&](const std::string& key, const train::any_variable& var) {
+    const auto it = file.find(key);
+    const fg::dtype d = impl::dtype_of(var);
+    const fg::shape s = impl::shape_of(var);
+    if (it == file.end()) {
+      plan.problems.push_back("'" + key + "' (" + std::string(fusegrad::name(d)) + ", shape " + s.str() +
+                              ") is not in the file");
+      plan.shapes_only = false;
+      return;
+    }
+    consumed.insert(key);
+    if (plan.fits(key, it->second, d, s)) plan.assign.emplace_back(var, it->second);
+  };
+  for (const impl::layer_site& s : sites.layers) {
+    const std::vector<nn::named_variable> ws = s.layer->weights();
+    if (!ws.empty() || s.layer->built()) {
+      for (std::size_t i = 0; i < ws.size(); ++i) take(impl::site_key(s, i, ws[i], keras), impl::to_any(ws[i].value));
+      continue;
+    }
+    std::vector<nn::deferred_weight> values;  // Note [deferred restore]
+    const std::string prefix = s.where + "/";
+    for (auto it = file.lower_bound(prefix); it != file.end() && it->first.starts_with(prefix); ++it) {
+      const std::string rest = it->first.substr(prefix.size());
+      if (rest.find('/') != std::string::npos) continue;
+      if (keras && (rest.empty() || rest.size() > 9 || !std::all_of(rest.begin(), rest.end(), [](char c) {
+                      return c >= '0' && c <= '9';
+                    })))
+        continue;
+      consumed.insert(it->first);
+      nn::deferred_weight w{.name = keras ? std::string() : rest,
+                            .index = keras ? static_cast<std::size_t>(std::stoul(rest)) : 0,
+                            .value = {},
+                            .origin = "'" + path + "': '" + it->first + "'"};
+      if (const auto* f = std::get_if<tensor<float>>(&it->second)) {
+        w.value = *f;
+      } else if (const auto* g = std::get_if<tensor<double>>(&it->second)) {
+        w.value = *g;
+      } else {
+        plan.problems.push_back("'" + it->first + "' is " + std::string(fusegrad::name(io::dtype_of(it->second))) +
+                                " in the file, but a layer's variables are float32 or float64");
+        plan.shapes_only = false;
+        continue;
+      }
+      values.push_back(std::move(w));
+    }
+    deferred.emplace_back(s.layer, std::move(values));
+  }
+  for (const impl::variable_site& v : sites.variables) take(v.key, impl::to_any(v.var));
+  bool unused = false;
+  for (const auto& entry : file)
+    if (!consumed.count(entry.first) && !(keras && entry.first.starts_with("optimizer/"))) {
+      unused = true;
+      plan.shapes_only = false;
+      plan.problems.push_back("'" + entry.first + "' in the file matches nothing here");
+    }
+  if (!plan.problems.empty()) {
+    std::string list;
+    for (std::size_t i = 0; i < plan.problems.size() && i < 8; ++i) list += (i ? "; " : "") + plan.problems[i];
+    if (plan.problems.size() > 8) list += "; and " + std::to_string(plan.problems.size() - 8) + " more";
+    const std::string what = std::string(op) + ": '" + path + "' does not fit, nothing was restored: " + list;
+    if (plan.shapes_only) throw shape_error(what);
+    FG_CHECK(false, value_error, what,
+             !unused ? ""
+             : keras ? ". The file was read in Keras' layout, as its name ends in '.weights.h5' (Note [weights layouts])"
+                     : ". The file was read in fusegrad's layout, as its name does not end in '.weights.h5'");
+  }
+  for (const auto& [var, value] : plan.assign)
+    std::visit(
+        [&](const auto& x) {
+          using T = typename std::decay_t<decltype(x)>::value_type;
+          auto v = x;
+          v.assign(std::get<tensor<T>>(value).to(x.peek().device()));
+        },
+        var);
+  for (auto& [layer, values] : deferred) layer->defer_weights(std::move(values));
 }
 }  // namespace fusegrad::train
