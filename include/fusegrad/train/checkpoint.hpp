@@ -139,6 +139,52 @@ struct restore_plan {
     }
     return true;
   }
+  /// Takes the file's value `key` for var: a missing key is a problem; a present one counts as
+  /// consumed and is planned for assignment when it fits.
+  void take(const io::named_tensors& file, const std::string& key, const any_variable& var) {
+    const auto it = file.find(key);
+    const fg::dtype d = dtype_of(var);
+    const fg::shape s = shape_of(var);
+    if (it == file.end()) {
+      problems.push_back("'" + key + "' (" + std::string(fusegrad::name(d)) + ", shape " + s.str() +
+                         ") is not in the file");
+      shapes_only = false;
+      return;
+    }
+    consumed.insert(key);
+    if (fits(key, it->second, d, s)) assign.emplace_back(var, it->second);
+  }
+  /// Notes each name of the file that nothing consumed, unless `skip(name)`; whether there was one.
+  template <class Skip>
+  bool note_unused(const io::named_tensors& file, Skip skip) {
+    bool any = false;
+    for (const auto& entry : file)
+      if (!consumed.count(entry.first) && !skip(entry.first)) {
+        any = true;
+        shapes_only = false;
+        problems.push_back("'" + entry.first + "' in the file matches nothing here");
+      }
+    return any;
+  }
+  /// The first eight problems, joined for an error message.
+  std::string listed() const {
+    std::string list;
+    for (std::size_t i = 0; i < problems.size() && i < 8; ++i) list += (i ? "; " : "") + problems[i];
+    if (problems.size() > 8) list += "; and " + std::to_string(problems.size() - 8) + " more";
+    return list;
+  }
+  /// Gives each planned variable its value (on the variable's device).
+  void assign_all() const {
+    for (const auto& [var, value] : assign) std::visit([&](const auto& x) { put(x, value); }, var);
+  }
+  template <class V>
+  static void put(const V& var, const io::any_tensor& value) {
+    using T = typename V::value_type;
+    auto v = var;
+    v.assign(std::get<tensor<T>>(value).to(var.peek().device()));
+  }
+
+  std::set<std::string> consumed;  ///< the file's names that a value here takes
 };
 
 /// Checks every value against the file's (values, slots the optimizers have not made yet, and
@@ -147,44 +193,23 @@ struct restore_plan {
 inline void restore_from(const io::named_tensors& file, const tracked& t, const restore_options& o,
                          variable<std::int64_t>* save_counter, std::string_view op, const std::string& path) {
   restore_plan plan;
-  std::set<std::string> consumed;
-  for (const auto& [key, var] : t.values) {
-    const auto it = file.find(key);
-    const fg::dtype d = dtype_of(var);
-    const fg::shape s = shape_of(var);
-    if (it == file.end()) {
-      plan.problems.push_back("'" + key + "' (" + std::string(fusegrad::name(d)) + ", shape " + s.str() +
-                              ") is not in the file");
-      plan.shapes_only = false;
-      continue;
-    }
-    consumed.insert(key);
-    if (plan.fits(key, it->second, d, s)) plan.assign.emplace_back(var, it->second);
-  }
+  for (const auto& [key, var] : t.values) plan.take(file, key, var);
   for (const auto& [opt, prefix, owner] : t.owners)
     for (auto it = file.lower_bound(prefix); it != file.end() && it->first.starts_with(prefix); ++it) {
       const std::string slot = it->first.substr(prefix.size());
-      if (consumed.count(it->first) || slot.find('/') != std::string::npos) continue;
-      consumed.insert(it->first);
+      if (plan.consumed.count(it->first) || slot.find('/') != std::string::npos) continue;
+      plan.consumed.insert(it->first);
       if (plan.fits(it->first, it->second, dtype_of(owner), shape_of(owner)))
         plan.make_slots.emplace_back(opt, owner, slot, it->second);
     }
   if (const auto it = file.find("save_counter"); save_counter && it != file.end()) {
-    consumed.insert(it->first);
+    plan.consumed.insert(it->first);
     if (plan.fits(it->first, it->second, fg::dtype::int64, fg::shape{}))
       plan.assign.emplace_back(*save_counter, it->second);
   }
-  std::size_t unused = 0;
-  for (const auto& entry : file)
-    if (!o.expect_partial && !consumed.count(entry.first)) {
-      ++unused;
-      plan.shapes_only = false;
-      plan.problems.push_back("'" + entry.first + "' in the file matches nothing here");
-    }
+  const bool unused = plan.note_unused(file, [&](const std::string&) { return o.expect_partial; });
   if (!plan.problems.empty()) {
-    std::string list;
-    for (std::size_t i = 0; i < plan.problems.size() && i < 8; ++i) list += (i ? "; " : "") + plan.problems[i];
-    if (plan.problems.size() > 8) list += "; and " + std::to_string(plan.problems.size() - 8) + " more";
+    const std::string list = plan.listed();
     std::string hint;
     if (unused) hint += ". To restore part of a checkpoint, pass {.expect_partial = true}";
     for (const std::string& m : t.unbuilt)
@@ -195,19 +220,14 @@ inline void restore_from(const io::named_tensors& file, const tracked& t, const 
       throw shape_error(std::string(op) + ": '" + path + "' does not fit, nothing was restored: " + list);
     FG_CHECK(false, value_error, op, ": '", path, "' does not fit, nothing was restored: ", list, hint);
   }
-  const auto put = [](const auto& var, const io::any_tensor& value) {
-    using T = typename std::decay_t<decltype(var)>::value_type;
-    auto v = var;
-    v.assign(std::get<tensor<T>>(value).to(var.peek().device()));
-  };
   for (const auto& [opt, owner, slot, value] : plan.make_slots)
     std::visit(
         [&](const auto& x) {
           if constexpr (std::is_floating_point_v<typename std::decay_t<decltype(x)>::value_type>)
-            put(opt->add_slot(x, slot), value);
+            restore_plan::put(opt->add_slot(x, slot), value);
         },
         owner);
-  for (const auto& [var, value] : plan.assign) std::visit([&](const auto& x) { put(x, value); }, var);
+  plan.assign_all();
 }
 }  // namespace impl
 

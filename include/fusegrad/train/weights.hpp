@@ -11,7 +11,6 @@
 #include <cctype>
 #include <functional>
 #include <map>
-#include <set>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -388,21 +387,8 @@ void load_weights(const M& model, const std::string& path) {
   FG_CHECK(sites.problem.empty(), value_error, op, ": '", path, "': ", sites.problem);
   const io::named_tensors file = io::read_hdf5(path);
   impl::restore_plan plan;
-  std::set<std::string> consumed;
   std::vector<std::pair<const nn::layer*, std::vector<nn::deferred_weight>>> deferred;
-  const auto take = [&](const std::string& key, const train::any_variable& var) {
-    const auto it = file.find(key);
-    const fg::dtype d = impl::dtype_of(var);
-    const fg::shape s = impl::shape_of(var);
-    if (it == file.end()) {
-      plan.problems.push_back("'" + key + "' (" + std::string(fusegrad::name(d)) + ", shape " + s.str() +
-                              ") is not in the file");
-      plan.shapes_only = false;
-      return;
-    }
-    consumed.insert(key);
-    if (plan.fits(key, it->second, d, s)) plan.assign.emplace_back(var, it->second);
-  };
+  const auto take = [&](const std::string& key, const train::any_variable& var) { plan.take(file, key, var); };
   for (const impl::layer_site& s : sites.layers) {
     const std::vector<nn::named_variable> ws = s.layer->weights();
     if (!ws.empty() || s.layer->built()) {
@@ -418,7 +404,7 @@ void load_weights(const M& model, const std::string& path) {
                       return c >= '0' && c <= '9';
                     })))
         continue;
-      consumed.insert(it->first);
+      plan.consumed.insert(it->first);
       nn::deferred_weight w{.name = keras ? std::string() : rest,
                             .index = keras ? static_cast<std::size_t>(std::stoul(rest)) : 0,
                             .value = {},
@@ -438,32 +424,18 @@ void load_weights(const M& model, const std::string& path) {
     deferred.emplace_back(s.layer, std::move(values));
   }
   for (const impl::variable_site& v : sites.variables) take(v.key, impl::to_any(v.var));
-  bool unused = false;
-  for (const auto& entry : file)
-    if (!consumed.count(entry.first) && !(keras && entry.first.starts_with("optimizer/"))) {
-      unused = true;
-      plan.shapes_only = false;
-      plan.problems.push_back("'" + entry.first + "' in the file matches nothing here");
-    }
+  // A Keras file's optimizer group is not the model's (Keras' own load_weights skips it too).
+  const bool unused =
+      plan.note_unused(file, [&](const std::string& name) { return keras && name.starts_with("optimizer/"); });
   if (!plan.problems.empty()) {
-    std::string list;
-    for (std::size_t i = 0; i < plan.problems.size() && i < 8; ++i) list += (i ? "; " : "") + plan.problems[i];
-    if (plan.problems.size() > 8) list += "; and " + std::to_string(plan.problems.size() - 8) + " more";
-    const std::string what = std::string(op) + ": '" + path + "' does not fit, nothing was restored: " + list;
+    const std::string what = std::string(op) + ": '" + path + "' does not fit, nothing was restored: " + plan.listed();
     if (plan.shapes_only) throw shape_error(what);
     FG_CHECK(false, value_error, what,
              !unused ? ""
              : keras ? ". The file was read in Keras' layout, as its name ends in '.weights.h5' (Note [weights layouts])"
                      : ". The file was read in fusegrad's layout, as its name does not end in '.weights.h5'");
   }
-  for (const auto& [var, value] : plan.assign)
-    std::visit(
-        [&](const auto& x) {
-          using T = typename std::decay_t<decltype(x)>::value_type;
-          auto v = x;
-          v.assign(std::get<tensor<T>>(value).to(x.peek().device()));
-        },
-        var);
+  plan.assign_all();
   for (auto& [layer, values] : deferred) layer->defer_weights(std::move(values));
 }
 }  // namespace fusegrad::train
