@@ -19,6 +19,8 @@
 #include <filesystem>
 #include <fstream>
 #include <fusegrad/train.hpp>
+
+#include "file_helpers.hpp"
 #include <limits>
 #include <map>
 #include <optional>
@@ -36,37 +38,12 @@ struct mlp {
 BOOST_HANA_ADAPT_STRUCT(mlp, hidden, out);
 
 namespace {
-/// A fresh directory for one test, removed afterwards.
-struct scratch_dir {
-  fs::path path;
-  explicit scratch_dir(const std::string& name)
-      : path(fs::temp_directory_path() / ("fusegrad_checkpoint_test_" + name + "_" + std::to_string(::getpid()))) {
-    fs::remove_all(path);
-    fs::create_directories(path);
-  }
-  ~scratch_dir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-  std::string operator/(const std::string& f) const { return (path / f).string(); }
-  /// The names in the directory, sorted (hidden temporary files included).
-  std::vector<std::string> files() const {
-    std::vector<std::string> out;
-    for (const auto& e : fs::directory_iterator(path)) out.push_back(e.path().filename().string());
-    std::sort(out.begin(), out.end());
-    return out;
-  }
+/// A scratch directory of this file's tests (tests/file_helpers.hpp).
+struct scratch_dir : fg_test::scratch_dir {
+  explicit scratch_dir(const std::string& name) : fg_test::scratch_dir("fusegrad_checkpoint_test", name) {}
 };
-
-std::string read_bytes(const std::string& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-void write_bytes(const std::string& p, const std::string& bytes) {
-  std::ofstream(p, std::ios::binary | std::ios::trunc) << bytes;
-}
+using fg_test::read_bytes;
+using fg_test::write_bytes;
 
 /// Whether two tensors have the same type, shape and bits.
 bool same(const fg::io::any_tensor& a, const fg::io::any_tensor& b) {

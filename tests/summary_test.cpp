@@ -8,6 +8,8 @@
 #include <catch2/catch.hpp>
 #include <fusegrad/fusegrad.hpp>
 #include <fusegrad/train.hpp>
+
+#include "file_helpers.hpp"
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -28,30 +30,12 @@
 namespace fs = std::filesystem;
 
 namespace {
-/// A fresh directory under /tmp, removed at the end.
-struct scratch_dir {
-  fs::path path;
-  explicit scratch_dir(const std::string& name)
-      : path(fs::temp_directory_path() / ("fusegrad_summary_test_" + name + "_" + std::to_string(::getpid()))) {
-    fs::remove_all(path);
-    fs::create_directories(path);
-  }
-  ~scratch_dir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-  std::string operator/(const std::string& f) const { return (path / f).string(); }
+/// A scratch directory of this file's tests (tests/file_helpers.hpp).
+struct scratch_dir : fg_test::scratch_dir {
+  explicit scratch_dir(const std::string& name) : fg_test::scratch_dir("fusegrad_summary_test", name) {}
 };
-
-std::string read_bytes(const std::string& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-void write_bytes(const std::string& p, const std::string& bytes) {
-  std::ofstream(p, std::ios::binary | std::ios::trunc) << bytes;
-}
+using fg_test::read_bytes;
+using fg_test::write_bytes;
 std::string from_hex(const std::string& hex) {
   std::string out;
   for (std::size_t i = 0; i + 1 < hex.size(); i += 2) out.push_back(static_cast<char>(std::stoi(hex.substr(i, 2), nullptr, 16)));
