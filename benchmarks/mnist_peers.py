@@ -9,19 +9,22 @@ PyTorch, on Fashion-MNIST read from Debian's dataset-fashion-mnist files (or DIR
       dense 128 relu, dense 10 softmax, categorical cross-entropy on one-hot labels, Adam, batch
       64, 3 epochs, validated on the test images), with model.fit. Prints each epoch's line and
       the final test accuracy.
-  mnist_peers.py epoch mlp|cnn [--threads N] [--framework keras|tf|torch|all] [--dir DIR]
+  mnist_peers.py epoch mlp|cnn [--threads N] [--framework keras|tf|torch|all] [--device cpu|cuda] [--dir DIR]
       The wall time of one training epoch over the 60000 images (mlp: batch 128; cnn: batch 64),
       for each framework: Keras' fit (verbose 0, no validation), a TensorFlow eager loop
       (GradientTape and apply_gradients over a tf.data pipeline of the same batches) and a
       PyTorch eager loop (nn.Sequential, zero_grad / backward / step). Each runs one untimed
       warm-up epoch over 20 batches first. A framework that is not installed is skipped with a
-      note. Each is given N intra-op threads and one inter-op thread.
+      note. Each is given N intra-op threads and one inter-op thread. With --device cuda the
+      PyTorch loop alone runs, on the GPU (the data copied there once, before the timing), as the
+      reference beside build/cuda/cuda_mnist_cnn.
 
 Compare with `build/examples/mnist_mlp --full`, `build/examples/mnist_cnn --full` and
 `build/benchmarks/mnist_epoch` (docs/benchmarks.md)."""
 import argparse
 import gzip
 import os
+import subprocess
 import sys
 import time
 
@@ -123,7 +126,7 @@ def epoch_tf(kind, x, y, batch):
     return time.perf_counter() - t0
 
 
-def epoch_torch(kind, x, y, batch):
+def epoch_torch(kind, x, y, batch, device="cpu"):
     import torch
     from torch import nn
 
@@ -139,6 +142,7 @@ def epoch_torch(kind, x, y, batch):
         xs = torch.from_numpy(np.ascontiguousarray(x.transpose(0, 3, 1, 2)))
         ys = torch.from_numpy(y.argmax(1))
         loss_fn = nn.CrossEntropyLoss()
+    model, xs, ys = model.to(device), xs.to(device), ys.to(device)
     opt = torch.optim.Adam(model.parameters(), lr=1e-3, eps=1e-7)
 
     def run(n):
@@ -148,8 +152,12 @@ def epoch_torch(kind, x, y, batch):
             opt.step()
 
     run(20 * batch)
+    if device != "cpu":
+        torch.cuda.synchronize()
     t0 = time.perf_counter()
     run(len(xs))
+    if device != "cpu":
+        torch.cuda.synchronize()
     return time.perf_counter() - t0
 
 
@@ -159,23 +167,39 @@ def main():
     ap.add_argument("kind", choices=["mlp", "cnn"])
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--framework", choices=["keras", "tf", "torch", "all"], default="all")
+    ap.add_argument("--device", choices=["cpu", "cuda"], default="cpu")
     ap.add_argument("--dir", default=os.environ.get("FUSEGRAD_DATASETS", "/usr/share/datasets/fashion-mnist"))
     args = ap.parse_args()
     data = load(args.dir)
-    try:
-        import tensorflow as tf
+    tf = None
+    # TensorFlow only when asked for: imported beside PyTorch, their LLVM copies clash.
+    if args.what == "accuracy" or (args.framework in ("keras", "tf") and args.device == "cpu"):
+        try:
+            import tensorflow as tf
 
-        tf.config.threading.set_intra_op_parallelism_threads(args.threads)
-        tf.config.threading.set_inter_op_parallelism_threads(1)
-    except ImportError:
-        tf = None
+            tf.config.threading.set_intra_op_parallelism_threads(args.threads)
+            tf.config.threading.set_inter_op_parallelism_threads(1)
+        except ImportError:
+            tf = None
     if args.what == "accuracy":
         if tf is None:
             print("skipped: tensorflow is not installed")
             return 0
         accuracy(args.kind, data)
         return 0
+    if args.framework == "all" and args.device == "cpu":
+        # One process each: TensorFlow's and PyTorch's copies of LLVM clash in one process.
+        for fw in ("keras", "tf", "torch"):
+            subprocess.run([sys.executable, __file__, "epoch", args.kind, "--framework", fw, "--threads",
+                            str(args.threads), "--dir", args.dir], check=False)
+        return 0
     x, y = inputs(args.kind, *data[0])
+    if args.device == "cuda":
+        import torch
+
+        secs = epoch_torch(args.kind, x, y, 128 if args.kind == "mlp" else 64, "cuda")
+        print(f"pytorch eager, {args.kind}, {torch.cuda.get_device_name()}: one epoch {secs:.2f} s", flush=True)
+        return 0
     batch = 128 if args.kind == "mlp" else 64
     for name, run, module in (("keras fit", epoch_keras, "tensorflow"), ("tensorflow eager", epoch_tf, "tensorflow"),
                               ("pytorch eager", epoch_torch, "torch")):

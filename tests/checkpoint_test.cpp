@@ -801,6 +801,15 @@ struct keras_mixed {  // every kind of member, in an order where Keras' sorting 
 };
 BOOST_HANA_ADAPT_STRUCT(keras_mixed, n_seq, m_dense, m_list, m_drop, a_dense, o_block, p_vec, w);
 
+struct checkpoint_struct {  // a struct model fitted with a model_checkpoint
+  fg::nn::dense hidden{4, {.activation = "relu"}}, out{1};
+  fg::tensor<float> operator()(const fg::tensor<float>& x, bool training = false) {
+    return out(hidden(x, training), training);
+  }
+};
+BOOST_HANA_ADAPT_STRUCT(checkpoint_struct, hidden, out);
+using struct_model_for_checkpoint = fg::nn::model<checkpoint_struct>;
+
 namespace {
 fg::nn::sequential keras_sequential() {
   namespace nn = fg::nn;
@@ -1128,4 +1137,38 @@ TEST_CASE("load_weights onto a model not called yet: the first call assigns the 
     CHECK_THROWS_AS(d(fg::zeros<float>({1, 3})), fg::value_error);  // still waiting: the same error
     CHECK(d.has_deferred_weights());
   }
+}
+
+TEST_CASE("model_checkpoint: a .weights.h5 name gets Keras' layout, as save_weights writes it",
+          "[checkpoint][keras_weights][fit]") {
+  namespace nn = fg::nn;
+  scratch_dir dir("model_checkpoint_keras");
+  fg::random::set_seed(5);
+  const fg::tensor<float> x = fg::random::normal<float>({32, 3}, 6);
+  const fg::tensor<float> y = fg::matmul(x, fg::tensor<float>{{1.f}, {-2.f}, {0.5f}});
+  const auto fit_and_compare = [&](auto& model, const std::string& name) {
+    INFO(name);
+    model.compile({.optimizer = fg::optimizers::sgd({.learning_rate = 0.05}), .loss = nn::losses::mean_squared_error()});
+    model.fit(x, y, {.epochs = 2, .verbose = 0,
+                     .callbacks = {std::make_shared<fg::train::model_checkpoint>(dir / (name + ".weights.h5"))}});
+    fg::train::save_weights(model, dir / (name + "_direct.weights.h5"));
+    const std::vector<std::string> tree = keras_tree(dir / (name + ".weights.h5"));
+    CHECK(tree == keras_tree(dir / (name + "_direct.weights.h5")));
+    CHECK(same(fg::io::read_hdf5(dir / (name + ".weights.h5")), fg::io::read_hdf5(dir / (name + "_direct.weights.h5"))));
+    CHECK(fg::io::read_hdf5_attributes(dir / (name + ".weights.h5")).at("layout") == "keras.weights.h5");
+    return tree;
+  };
+  nn::sequential seq{nn::dense(4, {.activation = "relu"}), nn::dense(1)};
+  const std::vector<std::string> seq_tree = fit_and_compare(seq, "sequential");
+  CHECK(std::find(seq_tree.begin(), seq_tree.end(), "layers/dense_1/vars/0 (4, 1)") != seq_tree.end());
+  struct_model_for_checkpoint m;
+  const std::vector<std::string> struct_tree = fit_and_compare(m, "struct");
+  // Keras' attribute order: "hidden", then the model's "layers" (where "out" is the second dense).
+  CHECK(std::find(struct_tree.begin(), struct_tree.end(), "hidden/vars/0 (3, 4)") != struct_tree.end());
+  CHECK(std::find(struct_tree.begin(), struct_tree.end(), "layers/dense_1/vars/1 (1,)") != struct_tree.end());
+  // The names other than ".weights.h5" keep fusegrad's layout.
+  nn::sequential other{nn::dense(1)};
+  other.compile({.optimizer = fg::optimizers::sgd(), .loss = nn::losses::mean_squared_error()});
+  other.fit(x, y, {.epochs = 1, .verbose = 0, .callbacks = {std::make_shared<fg::train::model_checkpoint>(dir / "o.h5")}});
+  CHECK(fg::io::read_hdf5_attributes(dir / "o.h5").count("layout") == 0);
 }

@@ -11,6 +11,7 @@
 #include <catch2/catch.hpp>
 #include <fusegrad/eager/training.hpp>
 #include <fusegrad/fusegrad.hpp>
+#include <fusegrad/nn.hpp>
 
 #include <bit>
 #include <cmath>
@@ -659,6 +660,40 @@ TEST_CASE("jacobian and batch_jacobian answer on the target's device, whatever t
     fg::device_scope scope(d.is_gpu() ? fg::device::cpu() : fg::device::gpu(0));
     for (const snapshot& s : jacobians(xh.to(d), xbh.to(d))) CHECK(s.device == d);
   }
+}
+
+TEST_CASE("fit, evaluate and predict under a device_scope train on its device from host data", "[device][fit]") {
+  // Note [batches on the model's device]: the data stay on the host; fit copies each batch to the
+  // scope's device, where the model's variables and Adam's slots are made. The runs start from
+  // the same initial values (random tensors are made on the host), so their histories agree.
+  namespace nn = fg::nn;
+  std::mt19937_64 rng(31);
+  INFO("seed 31");
+  const fg::tensor<float> x = fg::cast<float>(uniform({24, 6, 6, 1}, rng, 0, 1));
+  std::vector<std::int64_t> classes(24);
+  for (std::size_t i = 0; i < classes.size(); ++i) classes[i] = static_cast<std::int64_t>((i * 7) % 3);
+  const fg::tensor<float> y = fg::one_hot<float>(fg::tensor<std::int64_t>(fg::shape{24}, classes), 3);
+  same_on_host_and_device(
+      [&] {
+        const fg::device here = fg::default_device();
+        fg::random::set_seed(3);
+        nn::sequential m{nn::conv2d(4, 3, {.padding = "same", .activation = "relu"}), nn::max_pool2d(2), nn::flatten(),
+                         nn::dense(3, {.activation = "softmax"})};
+        m.compile({.optimizer = fg::optimizers::adam({.learning_rate = 0.01}),
+                   .loss = nn::losses::categorical_crossentropy(),
+                   .metrics = {"accuracy"}});
+        const nn::history h = m.fit(x, y, {.batch_size = 8, .epochs = 3, .verbose = 0,
+                                           .validation_data = std::pair{x, y}});
+        for (const fg::variable<float>& v : nn::trainable_variables(m)) CHECK(v.peek().device() == here);
+        const nn::logs e = m.evaluate(x, y, {.batch_size = 8});
+        CHECK(e.at("loss") == h["val_loss"].back());  // the same batches, the same model
+        CHECK(h["loss"].back() < h["loss"].front());  // it learns
+        const fg::tensor<float> p = m.predict(x, {.batch_size = 10});
+        CHECK(p.device() == here);
+        const fg::tensor<float> losses(fg::shape{3}, std::vector<float>(h["loss"].begin(), h["loss"].end()));
+        return snapshots{snap(p), snap(losses.to(here))};
+      },
+      1e-4);
 }
 #endif
 }  // namespace fg_device_test

@@ -189,6 +189,11 @@ PROGRAMS = {
                               "ok = vars.size() == 2 && vars[1].name == \"1\" && fusegrad::nn::trainable_variables(m).size() == 2;"),
     "fusegrad/nn/sequential.hpp": (["fusegrad/nn/dense.hpp"], "fusegrad::nn::sequential s{fusegrad::nn::dense(2), fusegrad::nn::dense(1)};\n"
                                    "ok = s(fg::ones<float>({3, 4})).shape() == fg::shape{3, 1} && s.layer_name(1) == \"dense_1\";"),
+    "fusegrad/nn/weight_sites.hpp": (["fusegrad/nn/dense.hpp"], "fusegrad::nn::sequential s{fusegrad::nn::dense(2)};\n"
+                                     "(void)s(fg::ones<float>({1, 3}));\n"
+                                     "const auto keras = fusegrad::nn::impl::sites_of(s, true), own = fusegrad::nn::impl::sites_of(s, false);\n"
+                                     "ok = keras.layers.size() == 1 && keras.layers[0].where == \"layers/dense/vars\" && own.layers.size() == 1 &&\n"
+                                     "     fusegrad::nn::impl::keras_snake_case(\"MaxPooling2D\") == \"max_pooling2d\";"),
     "fusegrad/nn/summary.hpp": (["fusegrad/nn/dense.hpp", "sstream"], "fusegrad::nn::dense d(3);\n"
                                 "(void)d(fg::ones<float>({2, 4}));\n"
                                 "std::ostringstream os;\n"

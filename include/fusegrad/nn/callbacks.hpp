@@ -27,12 +27,23 @@ namespace fusegrad::nn {
 /// The values of an epoch or a batch by name: "loss", each metric, and "val_" ones.
 using logs = std::map<std::string, double>;
 
+namespace impl {
+struct model_sites;
+/// Defined in nn/weight_sites.hpp, which nn/sequential.hpp includes at its end.
+template <class M>
+model_sites sites_of(const M& model, bool keras);
+}  // namespace impl
+
 namespace callbacks {
 
 /// What fit gives a callback: the model's variables, the optimizer, and the flag that stops
 /// training.
 struct training_context {
   std::vector<named_variable> variables;
+  /// Where the fitted model's variables go in a weights file of either layout (Note [weights
+  /// layouts] in train/weights.hpp), type-erased: model_checkpoint writes what save_weights
+  /// would through it. Set by fit.
+  std::function<impl::model_sites(bool keras)> sites;
   optimizers::optimizer* optimizer = nullptr;
   bool stop = false;
   int epochs = 0;

@@ -218,6 +218,18 @@ template <class = void>
 target rows(const target& y, const tensor<std::int64_t>& idx) {
   return std::visit([&](const auto& t) -> target { return gather(t, idx, 0); }, y);
 }
+/// Note [batches on the model's device]: fit, evaluate and predict copy each batch to the default
+/// device (fg::device_scope), where a model's variables are made on its first call, as Keras
+/// copies a host batch to the GPU it trains on: `fg::device_scope on("/gpu:0"); model.fit(x, y)`
+/// trains on the GPU from host tensors and datasets. A batch already there is not copied.
+template <class T>
+tensor<T> on_default_device(const tensor<T>& t) {
+  return t.to(default_device());
+}
+template <class = void>
+target on_default_device(const target& y) {
+  return std::visit([](const auto& t) -> target { return on_default_device(t); }, y);
+}
 /// validation_data's x as element type X (fit's x's): the same type, or indices of the other width.
 template <class X>
 tensor<X> input_as(const model_input& v) {
@@ -257,7 +269,7 @@ any_metric erase(std::string name, M m) {
                 },
                 y);
           },
-          [p] { return static_cast<double>(p->result().item()); }, [p] { p->reset_state(); }};
+          [p] { return static_cast<double>(p->result().cpu().item()); }, [p] { p->reset_state(); }};
 }
 /// The metric Keras names `name`, for a model compiled with loss `loss`.
 template <class = void>
@@ -482,6 +494,7 @@ history keras_model<D>::train(const compiled& c, const fit_options& o, std::int6
   ctx.optimizer = c.options.optimizer.get();
   ctx.epochs = o.epochs;
   ctx.steps = steps;
+  ctx.sites = [this](bool keras) { return impl::sites_of(self(), keras); };
   std::vector<callbacks::callback_ref> cbs = o.callbacks;
   cbs.emplace_back(callbacks::progress_logger(o.verbose, o.output == nullptr && isatty(1),
                                               o.output ? *o.output : std::cout));
@@ -495,8 +508,10 @@ history keras_model<D>::train(const compiled& c, const fit_options& o, std::int6
     reset_metrics(c);
     double loss_sum = 0;
     std::int64_t seen = 0, b = 0;
-    batches(epoch, [&](const tensor<X>& xb, const target& yb) {
+    batches(epoch, [&](const tensor<X>& host_xb, const target& host_yb) {
       for (auto& cb : cbs) cb->on_batch_begin(b, last);
+      const tensor<X> xb = impl::on_default_device(host_xb);  // Note [batches on the model's device]
+      const target yb = impl::on_default_device(host_yb);
       const std::int64_t rows = xb.shape().rank() ? static_cast<std::int64_t>(xb.shape()[0]) : 1;
       FG_CHECK(impl::samples(yb) == rows, shape_error, "fg::nn::fit: batch ", b, " has ", rows,
                " samples in x (shape ", xb.shape(), ") but ", impl::samples(yb), " in y");
@@ -508,7 +523,7 @@ history keras_model<D>::train(const compiled& c, const fit_options& o, std::int6
       }
       const tensor<float> loss = impl::with_regularization(c.options.loss(yb, pred), ctx.variables);
       c.options.optimizer.get()->apply_gradients(tape.gradient(loss, vars), vars);
-      loss_sum += static_cast<double>(loss.item()) * static_cast<double>(rows);
+      loss_sum += static_cast<double>(loss.cpu().item()) * static_cast<double>(rows);
       seen += rows;
       for (const impl::any_metric& m : c.metrics) m.update(yb, pred);
       logs batch{{"loss", loss_sum / static_cast<double>(seen)}};
@@ -563,14 +578,16 @@ logs keras_model<D>::evaluate_batches(const compiled& c, const char* op, Batches
   double loss_sum = 0;
   std::int64_t seen = 0;
   std::vector<named_variable> vars;  // found by the walk once the first call has made them
-  batches([&](const tensor<X>& xb, const target& yb) {
+  batches([&](const tensor<X>& host_xb, const target& host_yb) {
+    const tensor<X> xb = impl::on_default_device(host_xb);  // Note [batches on the model's device]
+    const target yb = impl::on_default_device(host_yb);
     const std::int64_t rows = xb.shape().rank() ? static_cast<std::int64_t>(xb.shape()[0]) : 1;
     FG_CHECK(impl::samples(yb) == rows, shape_error, "fg::nn::", op, ": a batch has ", rows, " samples in x (shape ",
              xb.shape(), ") but ", impl::samples(yb), " in y");
     const tensor<float> pred = self()(xb, false);
     if (seen == 0) vars = named_variables(self());
     const tensor<float> loss = impl::with_regularization(c.options.loss(yb, pred), vars);
-    loss_sum += static_cast<double>(loss.item()) * static_cast<double>(rows);
+    loss_sum += static_cast<double>(loss.cpu().item()) * static_cast<double>(rows);
     seen += rows;
     for (const impl::any_metric& m : c.metrics) m.update(yb, pred);
   });
@@ -586,7 +603,7 @@ tensor<float> keras_model<D>::run_predict(const tensor<X>& x, evaluate_options o
   const std::int64_t n = static_cast<std::int64_t>(x.shape().rank() ? x.shape()[0] : 0);
   std::vector<tensor<float>> parts;
   for (std::int64_t lo = 0; lo < n; lo += o.batch_size)
-    parts.push_back(self()(gather(x, range_of(lo, std::min(n, lo + o.batch_size)), 0), false));
+    parts.push_back(self()(impl::on_default_device(gather(x, range_of(lo, std::min(n, lo + o.batch_size)), 0)), false));
   FG_CHECK(!parts.empty(), value_error, "fg::nn::predict: x has no samples");
   return parts.size() == 1 ? parts[0] : concat(parts, 0);
 }

@@ -142,3 +142,7 @@ FG_SHARED_SEQUENTIAL(extern, std::int32_t)
 FG_SHARED_SEQUENTIAL(extern, std::int64_t)
 #endif
 }  // namespace fusegrad::nn
+
+// fit's weight sites (nn::callbacks::training_context::sites) walk sequentials: defined once the
+// class is complete.
+#include "weight_sites.hpp"  // IWYU pragma: export

@@ -295,7 +295,7 @@ class checkpoint {
   }
 
   /// The number of saves (TensorFlow's save_counter), restored with the rest.
-  std::int64_t save_counter() const { return s_->save_counter.peek().item(); }
+  std::int64_t save_counter() const { return s_->save_counter.peek().cpu().item(); }
   /// The tracked objects, in the order given.
   const std::vector<trackable>& objects() const noexcept { return s_->objects; }
 

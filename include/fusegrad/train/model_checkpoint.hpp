@@ -1,8 +1,9 @@
 #pragma once
 /// \file fg::train::model_checkpoint: Keras' ModelCheckpoint callback for fit. After each epoch
-/// it writes the model's weights (save_weights' file: each variable by its path) to `filepath`,
-/// or, with save_best_only, only when the monitored value improved on the best so far. The file
-/// is written atomically (Note [hdf5 writing]), so a stop part-way keeps the previous one.
+/// it writes the model's weights to `filepath` as fg::train::save_weights would (Keras 3's layout
+/// for a name ending in ".weights.h5", fusegrad's otherwise: Note [weights layouts]), or, with
+/// save_best_only, only when the monitored value improved on the best so far. The file is
+/// written atomically (Note [hdf5 writing]), so a stop part-way keeps the previous one.
 /// `{epoch}` and `{epoch:02d}` in filepath become the epoch's number (from 1), as in Keras.
 /// fusegrad saves weights only: Keras' whole-model files (architecture and optimizer) have no
 /// counterpart; fg::train::checkpoint saves an optimizer with its slots.
@@ -16,6 +17,7 @@
 #include "../io/hdf5.hpp"
 #include "../nn/callbacks.hpp"
 #include "checkpoint.hpp"
+#include "weights.hpp"
 
 namespace fusegrad::train {
 
@@ -94,6 +96,10 @@ class model_checkpoint : public nn::callbacks::callback {
  private:
   void save(const std::string& file) const {
     FG_CHECK(context() != nullptr, value_error, "fg::train::model_checkpoint: used outside fit");
+    if (impl::keras_layout(file) && context()->sites) {
+      impl::write_weights(context()->sites(true), file, true, "fg::train::model_checkpoint");
+      return;
+    }
     impl::tracked t;
     for (const nn::named_variable& v : context()->variables)
       std::visit([&](const auto& x) { t.values.push_back({v.name, x}); }, v.value);

@@ -3,13 +3,17 @@
 /// fg::conv2d and its two backprops run on the device for float and double (Note [convolution
 /// on a device], eval/conv.hpp).
 ///
-/// Note [cudnn convolutions]: fusegrad's data are NHWC and its filters HWIO. cuDNN reads NHWC
-/// data in place, but its NHWC filters are OHWI, so each call moves the filters (or the filter
-/// gradient) between the two layouts with cudnnTransformTensor over strided descriptors. cuDNN
-/// pads both sides of a dimension alike, where TensorFlow's SAME padding puts the odd row or
-/// column after: for such a geometry the input is copied into a zeroed buffer with the padding
-/// in place (the input's gradient is computed there and its interior copied out), as
-/// TensorFlow's GPU kernels do. Algorithms come from cuDNN's heuristics (the _v7 queries); the
+/// Note [cudnn convolutions]: fusegrad's data are NHWC and its filters HWIO; cuDNN runs each pass
+/// on NCHW data and OIHW filters, as TensorFlow's GPU kernels do for float32 and float64. Each
+/// call moves its operands into those layouts and its result back with cudnnTransformTensor over
+/// strided descriptors (memory-bound copies, small beside the convolution). cuDNN's NHWC
+/// layout is not used: on an H200 (cuDNN 9.x) its heuristics offered no algorithm for a gradient
+/// of the device test's strided float64 convolution, while NCHW has algorithms for every type
+/// and pass. cuDNN pads both sides
+/// of a dimension alike, where TensorFlow's SAME padding puts the odd row or column after: for
+/// such a geometry the input is copied into a zeroed buffer with the padding in place (the
+/// input's gradient is computed there and its interior copied out), as TensorFlow's GPU kernels
+/// do. Algorithms come from cuDNN's heuristics (the _v7 queries); the
 /// math mode is CUDNN_FMA_MATH, so float32 convolutions round as float32 (no TF32 tensor-core
 /// math), as fusegrad's float32 products on cuBLAS do. Everything runs on the legacy default
 /// stream, as fusegrad's kernels and cuBLAS calls do, so no synchronisation is needed.
@@ -115,19 +119,24 @@ void conv(const ops::conv_request& r, const T* a, const T* b, T* out, fg::device
   constexpr cudnnDataType_t type = std::is_same_v<T, float> ? CUDNN_DATA_FLOAT : CUDNN_DATA_DOUBLE;
   auto i = [](auto v) { return static_cast<int>(v); };
   const int N = i(g.n), H = i(g.h), W = i(g.w), C = i(g.c), O = i(g.o), KH = i(g.kh), KW = i(g.kw);
+  const int OH = i(g.oh), OW = i(g.ow);
   const bool even = g.pt == g.pb && g.pl == g.pr;  // cuDNN pads both sides alike
   const int HP = even ? H : i(padded_h), WP = even ? W : i(padded_w);
 
-  dnn::tensor_desc x_desc(d), y_desc(d), hwio(d), ohwi(d);
+  // fusegrad's layouts (NHWC data, HWIO filters) and cuDNN's working ones (NCHW data, OIHW
+  // filters), each as (n, c, h, w) or (o, i, h, w) dims with strides.
+  dnn::tensor_desc x_nhwc(d), y_nhwc(d), x_desc(d), interior(d), y_desc(d), hwio(d), oihw(d);
   dnn::filter_desc f_desc(d);
   dnn::conv_desc c_desc(d);
-  dnn::set_nhwc(x_desc, type, N, HP, WP, C, d);
-  dnn::set_nhwc(y_desc, type, N, i(g.oh), i(g.ow), O, d);
-  check_dnn(cudnnSetFilter4dDescriptor(f_desc, type, CUDNN_TENSOR_NHWC, O, C, KH, KW), "cudnnSetFilter4dDescriptor",
-            d);
-  // The filters as (O, C, KH, KW): HWIO and OHWI strides.
+  dnn::set_nhwc(x_nhwc, type, N, H, W, C, d);
+  dnn::set_nhwc(y_nhwc, type, N, OH, OW, O, d);
+  dnn::set(x_desc, type, {N, C, HP, WP}, {C * HP * WP, HP * WP, WP, 1}, d);
+  dnn::set(interior, type, {N, C, H, W}, {C * HP * WP, HP * WP, WP, 1}, d);  // the input's place in x_desc
+  dnn::set(y_desc, type, {N, O, OH, OW}, {O * OH * OW, OH * OW, OW, 1}, d);
   dnn::set(hwio, type, {O, C, KH, KW}, {1, O, KW * C * O, C * O}, d);
-  dnn::set(ohwi, type, {O, C, KH, KW}, {KH * KW * C, 1, KW * C, C}, d);
+  dnn::set(oihw, type, {O, C, KH, KW}, {C * KH * KW, KH * KW, KW, 1}, d);
+  check_dnn(cudnnSetFilter4dDescriptor(f_desc, type, CUDNN_TENSOR_NCHW, O, C, KH, KW), "cudnnSetFilter4dDescriptor",
+            d);
   check_dnn(cudnnSetConvolution2dDescriptor(c_desc, even ? i(g.pt) : 0, even ? i(g.pl) : 0, i(g.sh), i(g.sw),
                                             i(g.dh), i(g.dw), CUDNN_CROSS_CORRELATION, type),
             "cudnnSetConvolution2dDescriptor", d);
@@ -135,83 +144,83 @@ void conv(const ops::conv_request& r, const T* a, const T* b, T* out, fg::device
   std::array<int, 4> dims{};
   check_dnn(cudnnGetConvolution2dForwardOutputDim(c_desc, x_desc, f_desc, &dims[0], &dims[1], &dims[2], &dims[3]),
             "cudnnGetConvolution2dForwardOutputDim", d);
-  FG_CHECK(dims == (std::array<int, 4>{N, O, i(g.oh), i(g.ow)}), device_error, "fg::conv2d on ", d.str(),
-           ": cuDNN's output (", dims[0], ", ", dims[2], ", ", dims[3], ", ", dims[1],
-           ") differs from the planned output ", g.output());
+  FG_CHECK(dims == (std::array<int, 4>{N, O, OH, OW}), device_error, "fg::conv2d on ", d.str(), ": cuDNN's output (",
+           dims[0], ", ", dims[2], ", ", dims[3], ", ", dims[1], ") differs from the planned output ", g.output());
 
   const T one = 1, zero = 0;
   dnn::buffer filters(g.filter().elements() * sizeof(T), d);
-  // The input, or its padded copy, in x_desc's layout; `interior` views the input's place in it.
-  dnn::buffer padded(even ? 0 : g.n * padded_h * padded_w * g.c * sizeof(T), d);
-  dnn::tensor_desc interior(d), dense(d);
-  if (!even) {
-    dnn::set(interior, type, {N, C, H, W}, {HP * WP * C, 1, WP * C, C}, d);
-    dnn::set_nhwc(dense, type, N, H, W, C, d);
-  }
-  T* const inside = even ? nullptr : padded.as<T>() + (g.pt * WP + g.pl) * C;
-  auto pad_input = [&](const T* x) -> const T* {
-    if (even) return x;
-    check(cudaMemsetAsync(padded.as<T>(), 0, g.n * padded_h * padded_w * g.c * sizeof(T), cudaStreamLegacy),
-          "cudaMemsetAsync", d);
-    check_dnn(cudnnTransformTensor(h, &one, dense, x, &zero, interior, inside), "cudnnTransformTensor", d);
-    return padded.as<T>();
+  dnn::buffer xs(g.n * static_cast<std::size_t>(HP) * static_cast<std::size_t>(WP) * g.c * sizeof(T), d);
+  dnn::buffer ys(g.output().elements() * sizeof(T), d);
+  T* const inside = xs.as<T>() + (even ? 0 : g.pt * WP + g.pl);  // (pt, pl) of each padded plane
+  auto move = [&](cudnnTensorDescriptor_t from, const T* src, cudnnTensorDescriptor_t to, T* dst) {
+    check_dnn(cudnnTransformTensor(h, &one, from, src, &zero, to, dst), "cudnnTransformTensor", d);
+  };
+  auto input_in = [&](const T* x) {  // x (NHWC) into xs (NCHW, zero padding around it if uneven)
+    if (!even)
+      check(cudaMemsetAsync(xs.as<T>(), 0, g.n * padded_h * padded_w * g.c * sizeof(T), cudaStreamLegacy),
+            "cudaMemsetAsync", d);
+    move(x_nhwc, x, interior, inside);
   };
   // Picks the first algorithm cuDNN's heuristics rank that it can run, and its workspace.
-  auto pick = [&](auto query, auto& perf) {
+  auto pick = [&](const char* pass, auto query, auto& perf) {
     int found = 0;
     check_dnn(query(perf.data(), static_cast<int>(perf.size()), &found), "cuDNN's algorithm heuristics", d);
     for (int k = 0; k < found; ++k)
       if (perf[static_cast<std::size_t>(k)].status == CUDNN_STATUS_SUCCESS) return perf[static_cast<std::size_t>(k)];
-    throw device_error(fg::core::cat("fg::conv2d on ", d.str(), ": cuDNN has no algorithm for input ", g.input(),
-                                     ", filters ", g.filter(), ", output ", g.output()));
+    throw device_error(fg::core::cat("fg::conv2d on ", d.str(), ": cuDNN has no ", pass, " algorithm for input ",
+                                     g.input(), ", filters ", g.filter(), ", output ", g.output()));
   };
 
   switch (r.pass) {
     case ops::conv_pass::forward: {  // a = x, b = f (HWIO), out = y
-      check_dnn(cudnnTransformTensor(h, &one, hwio, b, &zero, ohwi, filters.as<T>()), "cudnnTransformTensor", d);
-      const T* x = pad_input(a);
+      move(hwio, b, oihw, filters.as<T>());
+      input_in(a);
       std::array<cudnnConvolutionFwdAlgoPerf_t, CUDNN_CONVOLUTION_FWD_ALGO_COUNT> perf{};
       const auto p = pick(
+          "forward",
           [&](auto* res, int n, int* found) {
             return cudnnGetConvolutionForwardAlgorithm_v7(h, x_desc, f_desc, c_desc, y_desc, n, found, res);
           },
           perf);
       dnn::buffer work(p.memory, d);
-      check_dnn(cudnnConvolutionForward(h, &one, x_desc, x, f_desc, filters.as<T>(), c_desc, p.algo, work.as<void>(),
-                                        p.memory, &zero, y_desc, out),
+      check_dnn(cudnnConvolutionForward(h, &one, x_desc, xs.as<T>(), f_desc, filters.as<T>(), c_desc, p.algo,
+                                        work.as<void>(), p.memory, &zero, y_desc, ys.as<T>()),
                 "cudnnConvolutionForward", d);
+      move(y_desc, ys.as<T>(), y_nhwc, out);
       break;
     }
     case ops::conv_pass::backward_data: {  // a = f (HWIO), b = dy, out = dx
-      check_dnn(cudnnTransformTensor(h, &one, hwio, a, &zero, ohwi, filters.as<T>()), "cudnnTransformTensor", d);
+      move(hwio, a, oihw, filters.as<T>());
+      move(y_nhwc, b, y_desc, ys.as<T>());
       std::array<cudnnConvolutionBwdDataAlgoPerf_t, CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT> perf{};
       const auto p = pick(
+          "input-gradient",
           [&](auto* res, int n, int* found) {
             return cudnnGetConvolutionBackwardDataAlgorithm_v7(h, f_desc, y_desc, c_desc, x_desc, n, found, res);
           },
           perf);
       dnn::buffer work(p.memory, d);
-      T* dx = even ? out : padded.as<T>();
-      check_dnn(cudnnConvolutionBackwardData(h, &one, f_desc, filters.as<T>(), y_desc, b, c_desc, p.algo,
-                                             work.as<void>(), p.memory, &zero, x_desc, dx),
+      check_dnn(cudnnConvolutionBackwardData(h, &one, f_desc, filters.as<T>(), y_desc, ys.as<T>(), c_desc, p.algo,
+                                             work.as<void>(), p.memory, &zero, x_desc, xs.as<T>()),
                 "cudnnConvolutionBackwardData", d);
-      if (!even)  // the padding's gradient is dropped
-        check_dnn(cudnnTransformTensor(h, &one, interior, inside, &zero, dense, out), "cudnnTransformTensor", d);
+      move(interior, inside, x_nhwc, out);  // the padding's gradient is dropped
       break;
     }
     case ops::conv_pass::backward_filter: {  // a = x, b = dy, out = df (HWIO)
-      const T* x = pad_input(a);
+      input_in(a);
+      move(y_nhwc, b, y_desc, ys.as<T>());
       std::array<cudnnConvolutionBwdFilterAlgoPerf_t, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT> perf{};
       const auto p = pick(
+          "filter-gradient",
           [&](auto* res, int n, int* found) {
             return cudnnGetConvolutionBackwardFilterAlgorithm_v7(h, x_desc, y_desc, c_desc, f_desc, n, found, res);
           },
           perf);
       dnn::buffer work(p.memory, d);
-      check_dnn(cudnnConvolutionBackwardFilter(h, &one, x_desc, x, y_desc, b, c_desc, p.algo, work.as<void>(),
-                                               p.memory, &zero, f_desc, filters.as<T>()),
+      check_dnn(cudnnConvolutionBackwardFilter(h, &one, x_desc, xs.as<T>(), y_desc, ys.as<T>(), c_desc, p.algo,
+                                               work.as<void>(), p.memory, &zero, f_desc, filters.as<T>()),
                 "cudnnConvolutionBackwardFilter", d);
-      check_dnn(cudnnTransformTensor(h, &one, ohwi, filters.as<T>(), &zero, hwio, out), "cudnnTransformTensor", d);
+      move(oihw, filters.as<T>(), hwio, out);
       break;
     }
   }

@@ -66,7 +66,7 @@ class optimizer {
   /// The optimizer's name ("adam", "sgd", ...).
   const std::string& name() const noexcept { return s_->name; }
   /// The number of steps applied so far (Keras' optimizer.iterations).
-  std::int64_t iterations() const { return s_->iterations.peek().item(); }
+  std::int64_t iterations() const { return s_->iterations.peek().cpu().item(); }
   /// The learning rate of the next step.
   double current_learning_rate() const { return s_->rate.at(iterations()); }
   /// Replaces the learning rate (a constant or a schedule) from the next step on.
@@ -94,7 +94,7 @@ class optimizer {
       if (!g[i].defined()) continue;
       update(vars[i], g[i], lr);
     }
-    s_->iterations.assign(tensor<std::int64_t>(iterations() + 1));
+    s_->iterations.assign(tensor<std::int64_t>(iterations() + 1).to(s_->iterations.peek().device()));
   }
   /// apply_gradients over (gradient, variable) pairs, as fg::implicit_gradients returns them.
   template <class T>
@@ -187,13 +187,13 @@ class optimizer {
       const T n = static_cast<T>(*c.clipnorm);
       for (tensor<T>& g : out)
         if (g.defined()) {
-          const T norm = std::sqrt(reduce_sum(g * g).item());
+          const T norm = std::sqrt(reduce_sum(g * g).cpu().item());
           g = tensor<T>(g * n / std::max(norm, n));
         }
     } else if (c.global_clipnorm && *c.global_clipnorm > 0) {
       T sum = 0;
       for (const tensor<T>& g : out)
-        if (g.defined()) sum += reduce_sum(g * g).item();
+        if (g.defined()) sum += reduce_sum(g * g).cpu().item();
       const T norm = std::sqrt(sum), n = static_cast<T>(*c.global_clipnorm);
       const T scale = n * std::min(T(1) / norm, T(1) / n) + (norm - norm);  // NaN when the norm is not finite
       for (tensor<T>& g : out)
