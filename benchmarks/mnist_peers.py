@@ -170,6 +170,12 @@ def main():
     ap.add_argument("--device", choices=["cpu", "cuda"], default="cpu")
     ap.add_argument("--dir", default=os.environ.get("FUSEGRAD_DATASETS", "/usr/share/datasets/fashion-mnist"))
     args = ap.parse_args()
+    if args.what == "epoch" and args.framework == "all" and args.device == "cpu":
+        # One process each: TensorFlow's and PyTorch's copies of LLVM clash in one process.
+        for fw in ("keras", "tf", "torch"):
+            subprocess.run([sys.executable, __file__, "epoch", args.kind, "--framework", fw, "--threads",
+                            str(args.threads), "--dir", args.dir], check=False)
+        return 0
     data = load(args.dir)
     tf = None
     # TensorFlow only when asked for: imported beside PyTorch, their LLVM copies clash.
@@ -187,20 +193,14 @@ def main():
             return 0
         accuracy(args.kind, data)
         return 0
-    if args.framework == "all" and args.device == "cpu":
-        # One process each: TensorFlow's and PyTorch's copies of LLVM clash in one process.
-        for fw in ("keras", "tf", "torch"):
-            subprocess.run([sys.executable, __file__, "epoch", args.kind, "--framework", fw, "--threads",
-                            str(args.threads), "--dir", args.dir], check=False)
-        return 0
     x, y = inputs(args.kind, *data[0])
+    batch = 128 if args.kind == "mlp" else 64
     if args.device == "cuda":
         import torch
 
-        secs = epoch_torch(args.kind, x, y, 128 if args.kind == "mlp" else 64, "cuda")
+        secs = epoch_torch(args.kind, x, y, batch, "cuda")
         print(f"pytorch eager, {args.kind}, {torch.cuda.get_device_name()}: one epoch {secs:.2f} s", flush=True)
         return 0
-    batch = 128 if args.kind == "mlp" else 64
     for name, run, module in (("keras fit", epoch_keras, "tensorflow"), ("tensorflow eager", epoch_tf, "tensorflow"),
                               ("pytorch eager", epoch_torch, "torch")):
         if args.framework not in ("all", name.split()[0].replace("tensorflow", "tf").replace("pytorch", "torch")):

@@ -8,13 +8,9 @@
 /// model not called yet defers the values to the layers' first call (Note [deferred restore]).
 
 #include <algorithm>
-#include <cctype>
-#include <functional>
 #include <map>
 #include <string>
 #include <string_view>
-#include <unordered_map>
-#include <unordered_set>
 #include <utility>
 #include <vector>
 
