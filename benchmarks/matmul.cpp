@@ -1,16 +1,22 @@
 // Seed 002's timing: a 1000 x 1000 float32 matrix of normal values multiplied by itself 200
 // times (x = matmul(x, x)) on the CPU, printed as the seed prints it ("CPU: 1.23 secs") and as
-// GFLOP/s. Then Google Benchmark compares one fg::matmul with the cblas_sgemm call it wraps.
-// OpenBLAS picks its thread count from OPENBLAS_NUM_THREADS (docs/benchmarks.md uses 1).
+// GFLOP/s. Then Google Benchmark compares one fg::matmul with the dnnl_sgemm call it wraps
+// (Note [float32 products]) and with OpenBLAS's cblas_sgemm. fusegrad and oneDNN run on
+// fusegrad's intra-op thread count (--threads=N, every core by default), OpenBLAS on
+// OPENBLAS_NUM_THREADS (docs/benchmarks.md uses 1 for both).
 
 #include <cblas.h>
+#include <dnnl.h>
 
 #include <chrono>
+#include <cstdlib>
+#include <cstring>
 #include <ctime>
 #include <cstdio>
 #include <vector>
 
 #include <benchmark/benchmark.h>
+#include <fusegrad/eval/host_openmp.hpp>
 #include <fusegrad/fusegrad.hpp>
 
 namespace {
@@ -49,6 +55,19 @@ void fusegrad_matmul(benchmark::State& state) {
   report_flops(state);
 }
 
+void onednn_sgemm(benchmark::State& state) {
+  const fg::tensor<float> x = fg::random::normal<float>(fg::shape{dim, dim}, 2);
+  std::vector<float> y(dim * dim);
+  const auto n = static_cast<dnnl_dim_t>(dim);
+  for (auto _ : state) {
+    fusegrad::host::onednn::follow_threads();  // the OpenMP thread count fg::matmul runs on
+    dnnl_sgemm('N', 'N', n, n, n, 1.0f, x.data(), n, x.data(), n, 0.0f, y.data(), n);
+    benchmark::DoNotOptimize(y.data());
+    benchmark::ClobberMemory();
+  }
+  report_flops(state);
+}
+
 void openblas_sgemm(benchmark::State& state) {
   const fg::tensor<float> x = fg::random::normal<float>(fg::shape{dim, dim}, 2);
   std::vector<float> y(dim * dim);
@@ -62,11 +81,19 @@ void openblas_sgemm(benchmark::State& state) {
 }
 
 BENCHMARK(fusegrad_matmul)->Unit(benchmark::kMillisecond);
+BENCHMARK(onednn_sgemm)->Unit(benchmark::kMillisecond);
 BENCHMARK(openblas_sgemm)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 
 int main(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i)
+    if (std::strncmp(argv[i], "--threads=", 10) == 0) {
+      fg::config::set_intra_op_parallelism_threads(std::atoi(argv[i] + 10));
+      for (int j = i; j + 1 < argc; ++j) argv[j] = argv[j + 1];
+      --argc;
+      break;
+    }
   std::printf("Time to multiply a (%zu, %zu) matrix by itself %d times:\n", dim, dim, steps);
   const timing t = measure(fg::random::normal<float>(fg::shape{dim, dim}, 1));
   std::printf("CPU: %.2f secs\n", t.wall);

@@ -1,6 +1,7 @@
 // One training step of a 784-256-256-10 MLP (batch 128, float32, relu hidden layers, sparse
 // softmax cross-entropy from logits, mean over the batch), on the same fixed data in every case:
-//   gemms           the step's eight cblas_sgemm calls alone, on buffers allocated once: the floor
+//   gemms           the step's eight dnnl_sgemm calls alone (oneDNN's sgemm, which fusegrad's
+//                   float32 matmul calls), on buffers allocated once: the floor
 //                   (forward x.W1, h1.W2, h2.W3; backward h2'.d3, d3.W3', h1'.d2, d2.W2', x'.d1);
 //   hand            the same calls with hand-written loops for the bias, relu, the loss and its
 //                   gradient, relu's backward, the bias gradients and the SGD update, in place;
@@ -12,11 +13,11 @@
 //   sequential_adam the same with fg::optimizers::adam;
 //   fit_step        model.fit's cost per step: one epoch of 16 batches of 128, divided by 16.
 // The sequential cases first check one step against the hand-written gradients and stop
-// (SkipWithError) if they differ. Times are wall-clock (OpenBLAS and the intra-op pool run
-// threads besides the caller). `--threads=N` sets fusegrad's intra-op threads, which OpenBLAS
-// follows (Note [thread count followers]).
+// (SkipWithError) if they differ. Times are wall-clock (oneDNN and the intra-op pool run
+// threads besides the caller). `--threads=N` sets fusegrad's intra-op threads, which oneDNN
+// follows, in the hand-written products too (Note [thread count followers]).
 // Usage: mlp_train_step [--threads=N] [benchmark flags]  (docs/benchmarks.md, "Training").
-#include <cblas.h>
+#include <dnnl.h>
 
 #include <algorithm>
 #include <chrono>
@@ -26,6 +27,7 @@
 #include <vector>
 
 #include <benchmark/benchmark.h>
+#include <fusegrad/eval/host_openmp.hpp>
 #include <fusegrad/nn.hpp>
 
 #include "chain_input.hpp"
@@ -72,8 +74,8 @@ buffer copy_of(const fg::tensor<float>& t) { return buffer(t.data(), t.data() + 
 
 // Row-major C (m x n) = op(A) . op(B), op(A) m x k.
 void gemm(bool ta, bool tb, int m, int n, int k, const float* a, const float* b, float* c) {
-  cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, m, n, k, 1.0f, a,
-              ta ? m : k, b, tb ? k : n, 0.0f, c, n);
+  fusegrad::host::onednn::follow_threads();  // the OpenMP thread count fusegrad's products run on
+  dnnl_sgemm(ta ? 'T' : 'N', tb ? 'T' : 'N', m, n, k, 1.0f, a, ta ? m : k, b, tb ? k : n, 0.0f, c, n);
 }
 
 /// The hand-written step's state: the weights and every intermediate, allocated once.

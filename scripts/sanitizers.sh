@@ -25,7 +25,7 @@ if [[ $runs == *" thread "* ]]; then
   # The concurrency test, the datasets' tests of their map and prefetch threads, then the
   # misuse test's tape accessors called from another thread.
   (g++ -std=c++20 -O1 -g -fsanitize=thread -march=native -Iinclude -Itests $flags \
-     tests/concurrency_test.cpp tests/catch_main.cpp -lopenblas -lpthread -o build-tsan/concurrency_test &&
+     tests/concurrency_test.cpp tests/catch_main.cpp -lopenblas -ldnnl -lpthread -o build-tsan/concurrency_test &&
    g++ -std=c++20 -O1 -g -fsanitize=thread -march=native -Iinclude -Itests $flags $(pkg-config --cflags hdf5) \
      tests/data_test.cpp tests/catch_main.cpp -lopenblas -ldnnl -lpthread -lz -o build-tsan/data_test &&
    g++ -std=c++20 -O1 -g -fsanitize=thread -march=native -Iinclude -Itests $flags $(pkg-config --cflags hdf5) \

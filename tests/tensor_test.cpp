@@ -85,3 +85,38 @@ TEST_CASE("broadcasting mismatch throws invalid_argument naming the op and both 
   CHECK_THROWS_AS(a + b, std::invalid_argument);
   CHECK_THROWS_WITH(a + b, Catch::Contains("add") && Catch::Contains("(2, 3)") && Catch::Contains("(4,)"));
 }
+
+TEST_CASE("the buffer cache reuses the block of a size kept last and frees the oldest when full", "[tensor]") {
+  using cache = fusegrad::core::host_block_cache;
+  const auto block = [](std::size_t bytes) {
+    return ::operator new(bytes, std::align_val_t{fusegrad::core::buffer_alignment});
+  };
+  cache c;
+  CHECK(c.take(4096) == nullptr);
+  void* first = block(4096);
+  void* second = block(4096);
+  REQUIRE(c.keep(first, 4096));
+  REQUIRE(c.keep(second, 4096));
+  CHECK(c.take(2048) == nullptr);  // sizes match exactly
+  CHECK(c.take(4096) == second);   // the one kept last
+  CHECK(c.take(4096) == first);
+  CHECK(c.take(4096) == nullptr);
+  // Full in slots: keeping one more frees the block kept longest ago (size 1024 + 0 here).
+  std::vector<void*> kept;
+  for (std::size_t i = 0; i < cache::slots + 1; ++i) {
+    kept.push_back(block(1024 + 64 * i));
+    REQUIRE(c.keep(kept.back(), 1024 + 64 * i));
+  }
+  CHECK(c.take(1024) == nullptr);
+  CHECK(c.take(1024 + 64) == kept[1]);
+  CHECK(c.take(1024 + 64 * cache::slots) == kept[cache::slots]);
+  // Full in bytes: a block larger than the whole cache is refused, one that fits frees others.
+  void* huge = block(16);
+  CHECK_FALSE(c.keep(huge, cache::max_bytes + 1));
+  ::operator delete(huge, std::align_val_t{fusegrad::core::buffer_alignment});
+  void* big = block(cache::max_bytes - 512);
+  REQUIRE(c.keep(big, cache::max_bytes - 512));  // frees every smaller block to make room
+  CHECK(c.take(1024 + 64 * 2) == nullptr);
+  CHECK(c.take(cache::max_bytes - 512) == big);
+  ::operator delete(big, std::align_val_t{fusegrad::core::buffer_alignment});
+}

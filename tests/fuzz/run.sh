@@ -27,7 +27,7 @@ build() {
   rm -f "$out/$1.build.log"
   if [ ! -x "$exe" ] || [ "$src" -nt "$exe" ] || [ -n "$(find include -newer "$exe" -name '*.hpp' -print -quit)" ]; then
     clang++ -std=c++20 -O1 -g -march=native -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
-      -Iinclude $flags "$src" -lopenblas -lz -o "$exe" > "$out/$1.build.log" 2>&1
+      -Iinclude $flags "$src" -lopenblas -ldnnl -lz -o "$exe" > "$out/$1.build.log" 2>&1
   fi
 }
 run() {

@@ -127,6 +127,12 @@ PROGRAMS = {
     "fusegrad/eval/host_linalg.hpp": ([], "float fa[4] = {1.f, 2.f, 3.f, 4.f}, fc[4];\n"
                                       "fusegrad::host::gemm<float>(true, false, 2, 2, 2, fa, fa, fc);  // a^T a\n"
                                       "ok = fc[0] == 10.f && fc[1] == 14.f && fc[2] == 14.f && fc[3] == 20.f;"),
+    "fusegrad/eval/host_sgemm.hpp": ([], "float a[6] = {1.f, 2.f, 3.f, 4.f, 5.f, 6.f}, b[2] = {1.f, -1.f}, c[3];  // [[1,2],[3,4],[5,6]] x [1,-1]\n"
+                                     "fusegrad::host::sgemm(false, false, 3, 1, 2, a, b, c);\n"
+                                     "ok = c[0] == -1.f && c[1] == -1.f && c[2] == -1.f;"),
+    "fusegrad/eval/host_openmp.hpp": ([], "fg::config::set_intra_op_parallelism_threads(1);\n"
+                                      "fusegrad::host::onednn::follow_threads();  // a no-op where libgomp is not loaded\n"
+                                      "ok = fg::config::get_intra_op_parallelism_threads() == 1 && (omp_get_max_threads == nullptr || omp_get_max_threads() == 1);"),
     "fusegrad/eval/dispatch.hpp": ([], "fg::tensor<float> x = {1.f, 2.f};\nfloat out[2];\n"
                                    "fusegrad::dispatch::run_elementwise(fg::expr::leaf<float>{x}, x.shape(), fg::device::cpu(), out);\nok = out[1] == 2.f;"),
     "fusegrad/autodiff/id_table.hpp": ([], "fusegrad::autodiff::id_map<long> m;\nm[5] = 7;\nok = *m.find(5) == 7;"),
