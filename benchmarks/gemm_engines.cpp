@@ -2,16 +2,21 @@
 // backward products, and the first layer's input gradient, which a step does not need):
 // OpenBLAS's cblas_sgemm, which fusegrad's matmul calls, against oneDNN's dnnl_sgemm, the other
 // engine fusegrad links, each the mean of 300 calls after 20, on the calling thread's count
-// (OMP_NUM_THREADS, OPENBLAS_NUM_THREADS). docs/benchmarks.md, "Training on real data", quotes
-// `env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1
-// build/benchmarks/gemm_engines`.
+// (OMP_NUM_THREADS, OPENBLAS_NUM_THREADS). `gemm_engines openblas` or `gemm_engines onednn` runs
+// one engine alone: each library's threads spin for a while after a call, so two engines in one
+// process on few cores slow each other. docs/benchmarks.md, "Training on real data", quotes
+// `env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE OMP_NUM_THREADS=N OPENBLAS_NUM_THREADS=N
+// build/benchmarks/gemm_engines ENGINE`.
 #include <cblas.h>
 #include <dnnl.h>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <vector>
 struct shape { const char* what; char ta, tb; int m, n, k; };
-int main() {
+int main(int argc, char** argv) {
+  const bool use_o = argc < 2 || std::strcmp(argv[1], "onednn") != 0;
+  const bool use_d = argc < 2 || std::strcmp(argv[1], "openblas") != 0;
   const shape shapes[] = {{"x.W1 fwd", 'N', 'N', 128, 256, 784}, {"h.W2 fwd", 'N', 'N', 128, 256, 256},
                           {"h.W3 fwd", 'N', 'N', 128, 10, 256},  {"dY.W1^T", 'N', 'T', 128, 784, 256},
                           {"X^T.dY W1", 'T', 'N', 784, 256, 128}, {"X^T.dY W2", 'T', 'N', 256, 256, 128},
@@ -32,12 +37,19 @@ int main() {
       }
       return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() / reps;
     };
-    run(false, 20), run(true, 20);
-    const double o = run(false, 300), d = run(true, 300);
+    if (use_o) run(false, 20);
+    if (use_d) run(true, 20);
+    const double o = use_o ? run(false, 300) : 0, d = use_d ? run(true, 300) : 0;
     const double gf = 2.0 * s.m * s.n * s.k * 1e-9;
     tot_o += o, tot_d += d;
-    std::printf("%-10s %c%c %4d x %4d x %4d: openblas %7.1f us (%6.1f GFLOP/s), onednn %7.1f us (%6.1f GFLOP/s)\n", s.what,
-                s.ta, s.tb, s.m, s.n, s.k, o * 1e6, gf / o, d * 1e6, gf / d);
+    std::printf("%-10s %c%c %4d x %4d x %4d:", s.what, s.ta, s.tb, s.m, s.n, s.k);
+    if (use_o) std::printf(" openblas %7.1f us (%6.1f GFLOP/s)", o * 1e6, gf / o);
+    if (use_d) std::printf(" onednn %7.1f us (%6.1f GFLOP/s)", d * 1e6, gf / d);
+    std::printf("\n");
   }
-  std::printf("all shapes: openblas %.1f us, onednn %.1f us (%.2fx)\n", tot_o * 1e6, tot_d * 1e6, tot_o / tot_d);
+  std::printf("all shapes:");
+  if (use_o) std::printf(" openblas %.1f us", tot_o * 1e6);
+  if (use_d) std::printf(" onednn %.1f us", tot_d * 1e6);
+  if (use_o && use_d) std::printf(" (%.2fx)", tot_o / tot_d);
+  std::printf("\n");
 }

@@ -1,7 +1,8 @@
 // One training step of a 784-256-256-10 MLP (batch 128, float32, relu hidden layers, sparse
 // softmax cross-entropy from logits, mean over the batch), on the same fixed data in every case:
 //   gemms           the step's eight dnnl_sgemm calls alone (oneDNN's sgemm, which fusegrad's
-//                   float32 matmul calls), on buffers allocated once: the floor
+//                   float32 matmul calls), on buffers allocated once: the floor;
+//   gemms_openblas  the same eight products through OpenBLAS's cblas_sgemm;
 //                   (forward x.W1, h1.W2, h2.W3; backward h2'.d3, d3.W3', h1'.d2, d2.W2', x'.d1);
 //   hand            the same calls with hand-written loops for the bias, relu, the loss and its
 //                   gradient, relu's backward, the bias gradients and the SGD update, in place;
@@ -17,6 +18,7 @@
 // threads besides the caller). `--threads=N` sets fusegrad's intra-op threads, which oneDNN
 // follows, in the hand-written products too (Note [thread count followers]).
 // Usage: mlp_train_step [--threads=N] [benchmark flags]  (docs/benchmarks.md, "Training").
+#include <cblas.h>
 #include <dnnl.h>
 
 #include <algorithm>
@@ -76,6 +78,11 @@ buffer copy_of(const fg::tensor<float>& t) { return buffer(t.data(), t.data() + 
 void gemm(bool ta, bool tb, int m, int n, int k, const float* a, const float* b, float* c) {
   fusegrad::host::onednn::follow_threads();  // the OpenMP thread count fusegrad's products run on
   dnnl_sgemm(ta ? 'T' : 'N', tb ? 'T' : 'N', m, n, k, 1.0f, a, ta ? m : k, b, tb ? k : n, 0.0f, c, n);
+}
+// The same product through OpenBLAS, on the thread count fg::config sets for it.
+void gemm_openblas(bool ta, bool tb, int m, int n, int k, const float* a, const float* b, float* c) {
+  cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, m, n, k, 1.0f, a,
+              ta ? m : k, b, tb ? k : n, 0.0f, c, n);
 }
 
 /// The hand-written step's state: the weights and every intermediate, allocated once.
@@ -178,22 +185,26 @@ struct hand_step {
   }
 };
 
-void gemms(benchmark::State& state) {
+template <void (*Gemm)(bool, bool, int, int, int, const float*, const float*, float*)>
+void eight_gemms(benchmark::State& state) {
   hand_step h;
   h.gradients();  // realistic values in every buffer
   for (auto _ : state) {
-    gemm(false, false, batch, hidden, in, h.x, h.w1.data(), h.h1.data());
-    gemm(false, false, batch, hidden, hidden, h.h1.data(), h.w2.data(), h.h2.data());
-    gemm(false, false, batch, classes, hidden, h.h2.data(), h.w3.data(), h.z.data());
-    gemm(true, false, hidden, classes, batch, h.h2.data(), h.d3.data(), h.dw3.data());
-    gemm(false, true, batch, hidden, classes, h.d3.data(), h.w3.data(), h.d2.data());
-    gemm(true, false, hidden, hidden, batch, h.h1.data(), h.d2.data(), h.dw2.data());
-    gemm(false, true, batch, hidden, hidden, h.d2.data(), h.w2.data(), h.d1.data());
-    gemm(true, false, in, hidden, batch, h.x, h.d1.data(), h.dw1.data());
+    Gemm(false, false, batch, hidden, in, h.x, h.w1.data(), h.h1.data());
+    Gemm(false, false, batch, hidden, hidden, h.h1.data(), h.w2.data(), h.h2.data());
+    Gemm(false, false, batch, classes, hidden, h.h2.data(), h.w3.data(), h.z.data());
+    Gemm(true, false, hidden, classes, batch, h.h2.data(), h.d3.data(), h.dw3.data());
+    Gemm(false, true, batch, hidden, classes, h.d3.data(), h.w3.data(), h.d2.data());
+    Gemm(true, false, hidden, hidden, batch, h.h1.data(), h.d2.data(), h.dw2.data());
+    Gemm(false, true, batch, hidden, hidden, h.d2.data(), h.w2.data(), h.d1.data());
+    Gemm(true, false, in, hidden, batch, h.x, h.d1.data(), h.dw1.data());
     benchmark::DoNotOptimize(h.dw1.data());
     benchmark::ClobberMemory();
   }
 }
+
+void gemms(benchmark::State& state) { eight_gemms<gemm>(state); }
+void gemms_openblas(benchmark::State& state) { eight_gemms<gemm_openblas>(state); }
 
 void hand(benchmark::State& state) {
   hand_step h;
@@ -295,6 +306,7 @@ void fit_step(benchmark::State& state) {
 }  // namespace
 
 BENCHMARK(gemms)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(gemms_openblas)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(hand)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(hand_adam)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(sequential_sgd)->Unit(benchmark::kMillisecond)->UseRealTime();

@@ -17,7 +17,8 @@ if ! command -v clang++ >/dev/null ||
   echo "fuzz: clang with libFuzzer not found (Debian: clang libclang-rt-dev); skipping"
   exit 77
 fi
-flags=$(pkg-config --cflags xtensor)
+flags="$(pkg-config --cflags xtensor hdf5)"
+libs="$(pkg-config --libs hdf5)"
 status=0
 names=()
 for src in tests/fuzz/*_fuzz.cpp; do names+=("$(basename "$src" _fuzz.cpp)"); done
@@ -27,14 +28,18 @@ build() {
   rm -f "$out/$1.build.log"
   if [ ! -x "$exe" ] || [ "$src" -nt "$exe" ] || [ -n "$(find include -newer "$exe" -name '*.hpp' -print -quit)" ]; then
     clang++ -std=c++20 -O1 -g -march=native -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
-      -Iinclude $flags "$src" -lopenblas -ldnnl -lz -o "$exe" > "$out/$1.build.log" 2>&1
+      -Iinclude $flags "$src" -lopenblas -ldnnl -lz $libs -o "$exe" > "$out/$1.build.log" 2>&1
   fi
 }
 run() {
   mkdir -p "$out/corpus/$1"
   # Huge requests are fusegrad's to refuse (out_of_memory), not the sanitizer's to abort on.
-  ASAN_OPTIONS=allocator_may_return_null=1:detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+  # HDF5 1.10 keeps a few bytes after each metadata checksum that fails: no leak checks there.
+  local leaks=1
+  [ "$1" != hdf5 ] || leaks=0
+  ASAN_OPTIONS=allocator_may_return_null=1:detect_leaks=$leaks UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
     "$out/$1_fuzz" -max_total_time="$seconds" -max_len=256 -rss_limit_mb=4096 -print_final_stats=1 \
+      -detect_leaks=$leaks \
       -artifact_prefix="$out/" "$out/corpus/$1" "tests/fuzz/corpus/$1" > "$out/$1.log" 2>&1
 }
 pids=()

@@ -412,9 +412,11 @@ inline void write_hdf5(const std::string& path, const named_tensors& tensors, co
     };
     for (const auto& [g, a] : o.groups) make_groups(g, g.size(), &a);
     std::size_t written = 0;
-    for (const auto& [name, t] : tensors) {
+    for (const auto& entry : tensors) {  // not a structured binding: clang before 16 cannot capture one
+      const std::string& name = entry.first;
       make_groups(name, name.rfind('/'), nullptr);
-      std::visit([&](const auto& x) { impl::hdf5_write_dataset(file.get(), lcpl.get(), name, x, op, path); }, t);
+      std::visit([&](const auto& x) { impl::hdf5_write_dataset(file.get(), lcpl.get(), name, x, op, path); },
+                 entry.second);
       if (o.after_dataset) o.after_dataset(name, ++written);
     }
     const ssize_t size = H5Fflush(file.get(), H5F_SCOPE_GLOBAL) < 0 ? -1 : H5Fget_file_image(file.get(), nullptr, 0);

@@ -113,7 +113,8 @@ inline tracked track(const std::vector<trackable>& objects) {
 /// The values of `values` now, by key.
 inline io::named_tensors snapshot(const std::vector<keyed_variable>& values) {
   io::named_tensors out;
-  for (const auto& [key, v] : values) std::visit([&](const auto& x) { out.insert_or_assign(key, x.peek()); }, v);
+  for (const keyed_variable& kv : values)  // no structured binding: clang before 16 cannot capture one
+    std::visit([&](const auto& x) { out.insert_or_assign(kv.key, x.peek()); }, kv.var);
   return out;
 }
 
@@ -175,7 +176,7 @@ struct restore_plan {
   }
   /// Gives each planned variable its value (on the variable's device).
   void assign_all() const {
-    for (const auto& [var, value] : assign) std::visit([&](const auto& x) { put(x, value); }, var);
+    for (const auto& a : assign) std::visit([&](const auto& x) { put(x, a.second); }, a.first);
   }
   template <class V>
   static void put(const V& var, const io::any_tensor& value) {
@@ -220,13 +221,13 @@ inline void restore_from(const io::named_tensors& file, const tracked& t, const 
       throw shape_error(std::string(op) + ": '" + path + "' does not fit, nothing was restored: " + list);
     FG_CHECK(false, value_error, op, ": '", path, "' does not fit, nothing was restored: ", list, hint);
   }
-  for (const auto& [opt, owner, slot, value] : plan.make_slots)
+  for (const auto& made : plan.make_slots)  // (optimizer, owner, slot name, value)
     std::visit(
         [&](const auto& x) {
           if constexpr (std::is_floating_point_v<typename std::decay_t<decltype(x)>::value_type>)
-            restore_plan::put(opt->add_slot(x, slot), value);
+            restore_plan::put(std::get<0>(made)->add_slot(x, std::get<2>(made)), std::get<3>(made));
         },
-        owner);
+        std::get<1>(made));
   plan.assign_all();
 }
 }  // namespace impl
