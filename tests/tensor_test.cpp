@@ -91,6 +91,7 @@ TEST_CASE("the buffer cache reuses the block of a size kept last and frees the o
   const auto block = [](std::size_t bytes) {
     return ::operator new(bytes, std::align_val_t{fusegrad::core::buffer_alignment});
   };
+  const auto release = [](void* p) { ::operator delete(p, std::align_val_t{fusegrad::core::buffer_alignment}); };
   cache c;
   CHECK(c.take(4096) == nullptr);
   void* first = block(4096);
@@ -101,6 +102,8 @@ TEST_CASE("the buffer cache reuses the block of a size kept last and frees the o
   CHECK(c.take(4096) == second);   // the one kept last
   CHECK(c.take(4096) == first);
   CHECK(c.take(4096) == nullptr);
+  release(first);
+  release(second);
   // Full in slots: keeping one more frees the block kept longest ago (size 1024 + 0 here).
   std::vector<void*> kept;
   for (std::size_t i = 0; i < cache::slots + 1; ++i) {
@@ -110,13 +113,15 @@ TEST_CASE("the buffer cache reuses the block of a size kept last and frees the o
   CHECK(c.take(1024) == nullptr);
   CHECK(c.take(1024 + 64) == kept[1]);
   CHECK(c.take(1024 + 64 * cache::slots) == kept[cache::slots]);
+  release(kept[1]);
+  release(kept[cache::slots]);
   // Full in bytes: a block larger than the whole cache is refused, one that fits frees others.
   void* huge = block(16);
   CHECK_FALSE(c.keep(huge, cache::max_bytes + 1));
-  ::operator delete(huge, std::align_val_t{fusegrad::core::buffer_alignment});
+  release(huge);
   void* big = block(cache::max_bytes - 512);
   REQUIRE(c.keep(big, cache::max_bytes - 512));  // frees every smaller block to make room
   CHECK(c.take(1024 + 64 * 2) == nullptr);
   CHECK(c.take(cache::max_bytes - 512) == big);
-  ::operator delete(big, std::align_val_t{fusegrad::core::buffer_alignment});
+  release(big);
 }
