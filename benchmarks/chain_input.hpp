@@ -1,6 +1,7 @@
 #pragma once
-// What the chain benchmarks (fused_chain.cpp, fused_backward.cpp) share: their input, the
-// size and item count of a run, and the intra-op thread count they run fusegrad on.
+// What the benchmarks share: the chain benchmarks' (fused_chain.cpp, fused_backward.cpp) input,
+// size and item count of a run, and the intra-op thread count every benchmark runs fusegrad on
+// (`--threads=N`).
 
 #include <cstddef>
 #include <cstdlib>

@@ -1,16 +1,13 @@
 // Seed 002's timing: a 1000 x 1000 float32 matrix of normal values multiplied by itself 200
 // times (x = matmul(x, x)) on the CPU, printed as the seed prints it ("CPU: 1.23 secs") and as
 // GFLOP/s. Then Google Benchmark compares one fg::matmul with the dnnl_sgemm call it wraps
-// (Note [float32 products]) and with OpenBLAS's cblas_sgemm. fusegrad and oneDNN run on
-// fusegrad's intra-op thread count (--threads=N, every core by default), OpenBLAS on
-// OPENBLAS_NUM_THREADS (docs/benchmarks.md uses 1 for both).
+// (Note [float32 products]) and with OpenBLAS's cblas_sgemm, all three on fusegrad's intra-op
+// thread count, which oneDNN and OpenBLAS follow (--threads=N, 1 by default, 0 for every core).
 
 #include <cblas.h>
 #include <dnnl.h>
 
 #include <chrono>
-#include <cstdlib>
-#include <cstring>
 #include <ctime>
 #include <cstdio>
 #include <vector>
@@ -18,6 +15,8 @@
 #include <benchmark/benchmark.h>
 #include <fusegrad/eval/host_openmp.hpp>
 #include <fusegrad/fusegrad.hpp>
+
+#include "chain_input.hpp"
 
 namespace {
 
@@ -87,13 +86,7 @@ BENCHMARK(openblas_sgemm)->Unit(benchmark::kMillisecond);
 }  // namespace
 
 int main(int argc, char** argv) {
-  for (int i = 1; i < argc; ++i)
-    if (std::strncmp(argv[i], "--threads=", 10) == 0) {
-      fg::config::set_intra_op_parallelism_threads(std::atoi(argv[i] + 10));
-      for (int j = i; j + 1 < argc; ++j) argv[j] = argv[j + 1];
-      --argc;
-      break;
-    }
+  chain_bench::threads_from_args(argc, argv);
   std::printf("Time to multiply a (%zu, %zu) matrix by itself %d times:\n", dim, dim, steps);
   const timing t = measure(fg::random::normal<float>(fg::shape{dim, dim}, 1));
   std::printf("CPU: %.2f secs\n", t.wall);
