@@ -53,15 +53,24 @@ void apply_update(const Rule& r, std::size_t n, const T* g, const T* w, T* w_out
   // written, and Adam's square root and division more than that, so an update of n elements
   // counts as (1 + slots) n. A 784 x 256 kernel's Adam step then splits on two threads.
   core::parallel_for(blocks, n * (1 + S), [&](std::size_t first, std::size_t last) {
+    // Local copies of the rule and the pointers: a store through a T* may alias a T member of
+    // the rule or a pointer reached through a reference, which would make the loop reload them
+    // all after each store and test the rule's constant branches (weight decay) per batch.
+    const Rule rule = r;
+    const T* const gi = g;
+    const T* const wi = w;
+    T* const wo = w_out;
+    const std::array<const T*, S> si = s;
+    const std::array<T*, S> so = s_out;
     std::size_t i = first * split_align;
     const std::size_t end = last * split_align < n ? last * split_align : n;
 #if FUSEGRAD_HOST_SIMD
     if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
       using B = xsimd::batch<T>;
-      for (; i + B::size <= end; i += B::size) detail::update_at<B>(r, i, g, w, w_out, s, s_out);
+      for (; i + B::size <= end; i += B::size) detail::update_at<B>(rule, i, gi, wi, wo, si, so);
     }
 #endif
-    for (; i < end; ++i) detail::update_at<T>(r, i, g, w, w_out, s, s_out);
+    for (; i < end; ++i) detail::update_at<T>(rule, i, gi, wi, wo, si, so);
   });
 }
 }  // namespace fusegrad::host
