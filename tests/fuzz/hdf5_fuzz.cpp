@@ -27,6 +27,8 @@
 #include <variant>
 #include <vector>
 
+#include "fuzz_bytes.hpp"
+
 namespace {
 
 [[noreturn]] void defect(const std::string& what) {
@@ -39,7 +41,7 @@ void check(bool ok, const std::string& what) {
 
 /// A per-process scratch path, removed at exit.
 std::string scratch(const char* what) {
-  return "/tmp/fusegrad_hdf5_fuzz_" + std::to_string(::getpid()) + "_" + what + ".h5";
+  return fuzz::scratch_dir() + "/fusegrad_hdf5_fuzz_" + std::to_string(::getpid()) + "_" + what + ".h5";
 }
 
 template <class T>

@@ -25,6 +25,8 @@
 #include <variant>
 #include <vector>
 
+#include "fuzz_bytes.hpp"
+
 namespace {
 
 static_assert(std::endian::native == std::endian::little, "check_plain reads values as little-endian bits");
@@ -40,7 +42,7 @@ void check(bool ok, const std::string& what) {
 /// The file the path reader reads: one per process, removed at exit.
 const std::string& scratch_path() {
   static const std::string p = [] {
-    std::string s = "/tmp/fusegrad_idx_fuzz_" + std::to_string(::getpid()) + ".idx";
+    std::string s = fuzz::scratch_dir() + "/fusegrad_idx_fuzz_" + std::to_string(::getpid()) + ".idx";
     std::atexit([] { std::remove(scratch_path().c_str()); });
     return s;
   }();

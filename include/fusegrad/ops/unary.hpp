@@ -24,6 +24,45 @@ namespace ops {
 
 struct float_op : op_traits { static constexpr bool floating_only = true; };
 
+/// Note [float64 exp range]: without AVX-512DQ there is no vector conversion from double to
+/// int64, and xsimd 8.1's float64 exp and expm1 (and tanh, which calls exp) convert the integer
+/// part of the reduced argument with a plain C++ conversion, lane by lane. For an infinite, NaN
+/// or huge argument that conversion is undefined behaviour (x86 gives INT64_MIN and xsimd then
+/// selects the lane's result away, so the values come out right, but UBSan's float-cast-overflow
+/// check stops there). So double batches on such machines reach these functions through
+/// `math::exp`, `math::expm1` and `math::tanh`, which pass an argument clamped to [-800, 800]
+/// with NaN replaced by 0, and give NaN lanes their argument back. exp, expm1 and tanh already
+/// reach their limits (inf or 0, inf or -1, 1 or -1) well inside ±800, so every value is
+/// unchanged. Scalars, float batches and AVX-512DQ batches call the functions as they are.
+namespace math {
+template <class V> inline constexpr bool needs_exp_range = false;
+template <class V> requires std::is_same_v<typename V::value_type, double>
+#if defined(__AVX512DQ__)
+inline constexpr bool needs_exp_range<V> = V::size != 8;  // a narrower batch converts lane by lane
+#else
+inline constexpr bool needs_exp_range<V> = true;
+#endif
+template <class V> FG_HD V exp_range(V x) {
+  const V bounded = select(x > V(800), V(800), select(x < V(-800), V(-800), x));
+  return select(x == x, bounded, V(0));
+}
+template <class V> FG_HD V exp(V x) {
+  using std::exp;
+  if constexpr (needs_exp_range<V>) return select(x == x, exp(exp_range(x)), x);
+  else return exp(x);
+}
+template <class V> FG_HD V expm1(V x) {
+  using std::expm1;
+  if constexpr (needs_exp_range<V>) return select(x == x, expm1(exp_range(x)), x);
+  else return expm1(x);
+}
+template <class V> FG_HD V tanh(V x) {
+  using std::tanh;
+  if constexpr (needs_exp_range<V>) return select(x == x, tanh(exp_range(x)), x);
+  else return tanh(x);
+}
+}  // namespace math
+
 struct negative_op : op_traits {
   static constexpr const char* name = "negative";
   // -0.0 - x, not 0 - x: the negation of +0.0 is -0.0 (xsimd's batch negation computes 0 - x).
@@ -54,7 +93,8 @@ struct sign_op : op_traits {
 struct exp_op : float_op {
   static constexpr bool costly = true;
   static constexpr const char* name = "exp";
-  template <class V> FG_HD V operator()(V x) const { using std::exp; return exp(x); }
+  // Note [float64 exp range].
+  template <class V> FG_HD V operator()(V x) const { return math::exp(x); }
   template <std::size_t, class G, class X> static auto vjp(const G& g, const X& x) { return g * exp(x); }
 };
 struct expm1_op : float_op {
@@ -62,9 +102,8 @@ struct expm1_op : float_op {
   static constexpr const char* name = "expm1";
   // Zeros pass through, keeping their sign (xsimd's batch expm1 turns -0.0 into +0.0).
   template <class V> FG_HD V operator()(V x) const {
-    using std::expm1;
-    if constexpr (std::is_arithmetic_v<V>) return expm1(x);
-    else return select(x == V(0), x, expm1(x));
+    if constexpr (std::is_arithmetic_v<V>) return math::expm1(x);
+    else return select(x == V(0), x, math::expm1(x));
   }
   template <std::size_t, class G, class X> static auto vjp(const G& g, const X& x) { return g * exp(x); }
 };
@@ -139,13 +178,13 @@ struct tan_op : float_op {
 struct tanh_op : float_op {
   static constexpr bool costly = true;
   static constexpr const char* name = "tanh";
-  template <class V> FG_HD V operator()(V x) const { using std::tanh; return tanh(x); }
+  template <class V> FG_HD V operator()(V x) const { return math::tanh(x); }
   template <std::size_t, class G, class X> static auto vjp(const G& g, const X& x) { return g * (1 - square(tanh(x))); }
 };
 struct sigmoid_op : float_op {
   static constexpr bool costly = true;
   static constexpr const char* name = "sigmoid";
-  template <class V> FG_HD V operator()(V x) const { using std::exp; return V(1) / (V(1) + exp(-x)); }
+  template <class V> FG_HD V operator()(V x) const { return V(1) / (V(1) + math::exp(-x)); }
   template <std::size_t, class G, class X> static auto vjp(const G& g, const X& x) { return g * sigmoid_derivative(x); }
 };
 /// f applied to each lane of an xsimd batch: for the ops whose xsimd form is less accurate
@@ -193,8 +232,7 @@ struct sigmoid_derivative_op : float_op {
   static constexpr bool costly = true;
   static constexpr const char* name = "sigmoid_derivative";
   template <class V> FG_HD V operator()(V x) const {
-    using std::exp;
-    const V s = V(1) / (V(1) + exp(-x));
+    const V s = V(1) / (V(1) + math::exp(-x));
     return s * (V(1) - s);
   }
   template <std::size_t, class G, class X> static auto vjp(const G& g, const X& x) {
@@ -207,8 +245,8 @@ struct softplus_op : float_op {
   static constexpr bool costly = true;
   static constexpr const char* name = "softplus";
   template <class V> FG_HD V operator()(V x) const {
-    using std::abs; using std::exp; using std::log1p; using std::max;
-    return max(x, V(0)) + log1p(exp(-abs(x)));
+    using std::abs; using std::log1p; using std::max;
+    return max(x, V(0)) + log1p(math::exp(-abs(x)));
   }
   template <std::size_t, class G, class X> static auto vjp(const G& g, const X& x) { return g * sigmoid(x); }
 };
