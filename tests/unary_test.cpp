@@ -520,9 +520,10 @@ TEST_CASE("float and double transcendental ops stay within a few ulp of std:: ma
   }
 }
 
-// Note [float64 exp range]: without AVX-512DQ, double batches reach xsimd's exp family with a
-// clamped argument; the values must still be the limits and NaNs of the scalar functions, and the
-// sanitizer build (float-cast-overflow) must find no conversion out of range.
+// Without AVX-512DQ, double batches reach xsimd's exp family with a clamped argument
+// (Note [float64 exp range], ops/unary.hpp); the values must still be the limits and NaNs of
+// the scalar functions, and the sanitizer build (float-cast-overflow) must find no conversion
+// out of range.
 TEST_CASE("double exp, expm1, tanh, sigmoid and softplus reach their limits beyond the float64 range on the SIMD path",
           "[unary][simd]") {
   const double inf = std::numeric_limits<double>::infinity(), nan = std::numeric_limits<double>::quiet_NaN();
