@@ -3,7 +3,7 @@
 # compile-failure tests, examples, header programs, a short run of each fuzz target), then the
 # concurrency test under ThreadSanitizer, and ends with `tests: N passed, M failed`.
 # FUSEGRAD_SANITIZERS=1 also runs every unit test under AddressSanitizer, UndefinedBehaviorSanitizer
-# and LeakSanitizer (about 16 more minutes on 2 cores; run before a change is called done);
+# and LeakSanitizer (about 35 more minutes on 2 cores; run before a change is called done);
 # FUSEGRAD_SANITIZERS=0 runs no sanitizer (scripts/sanitizers.sh, docs/testing.md).
 set -euo pipefail
 cd "$(dirname "$0")/.."
