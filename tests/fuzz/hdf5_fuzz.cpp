@@ -117,7 +117,7 @@ bool attempt(const char* reader, const std::string& path, Read read, Ok ok) {
 // HDF5 keeps freed blocks on its own free lists only up to 64 KiB a list; each file open
 // allocates larger ones (its metadata cache among them), which are returned to the allocator at
 // close and, under AddressSanitizer, unmapped and faulted in again at the next open. Without
-// limits the lists keep it: twice the inputs a second, and the same reads. (A block on HDF5's
+// limits the lists keep them: twice the inputs a second, and the same reads. (A block on HDF5's
 // lists is still allocated as AddressSanitizer sees it, so a use of it after HDF5 frees it goes
 // unreported; the default limits already keep every smaller block so.)
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
